@@ -59,7 +59,11 @@ export function buildServiceEntries(
       continue;
     }
     if (seen.has(name)) {
-      problems.push({ service, tool: tool.name, problem: `the service lists "${tool.name}" twice; only the first is offered` });
+      problems.push({
+        service,
+        tool: tool.name,
+        problem: `the service lists "${tool.name}" twice; only the first is offered`,
+      });
       continue;
     }
     seen.add(name);
@@ -78,4 +82,3 @@ export function buildServiceEntries(
   }
   return { entries, problems };
 }
-

@@ -18,12 +18,16 @@ describe('classification table', () => {
   });
 
   it('overrides: globs in order, then the exact name wins, each named in the reasons', () => {
-    const result = classifyTool('fleet__reboot_device', { destructiveHint: true }, {
-      'fleet__*': { class: 'write', longTask: true },
-      'other__*': { disabled: true },
-      'fleet__reboot_*': { class: 'read' },
-      fleet__reboot_device: { class: 'destructive', longTask: false },
-    });
+    const result = classifyTool(
+      'fleet__reboot_device',
+      { destructiveHint: true },
+      {
+        'fleet__*': { class: 'write', longTask: true },
+        'other__*': { disabled: true },
+        'fleet__reboot_*': { class: 'read' },
+        fleet__reboot_device: { class: 'destructive', longTask: false },
+      },
+    );
     expect(result.class).toBe('destructive');
     expect(result.longTask).toBe(false);
     expect(result.disabled).toBe(false);

@@ -15,10 +15,14 @@ export interface Classification {
 }
 
 /** The MCP defaults: readOnlyHint false, destructiveHint true, so an unannotated tool is destructive. */
-export function classifyByAnnotations(annotations: ToolAnnotationsLike | undefined): { class: ToolClass; reason: string } {
+export function classifyByAnnotations(annotations: ToolAnnotationsLike | undefined): {
+  class: ToolClass;
+  reason: string;
+} {
   if (annotations?.readOnlyHint === true) return { class: 'read', reason: 'annotation readOnlyHint: true' };
   if (annotations?.destructiveHint === false) return { class: 'write', reason: 'annotation destructiveHint: false' };
-  if (annotations?.destructiveHint === true) return { class: 'destructive', reason: 'annotation destructiveHint: true' };
+  if (annotations?.destructiveHint === true)
+    return { class: 'destructive', reason: 'annotation destructiveHint: true' };
   return {
     class: 'destructive',
     reason:

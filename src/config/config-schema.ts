@@ -107,7 +107,10 @@ export const configSchema = z
       serverSchema,
     ),
     tools: z.record(z.string().min(1), toolOverrideSchema).default({}),
-    profiles: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'profile names are 1-64 letters, digits, "_" or "-"'), profileSchema),
+    profiles: z.record(
+      z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'profile names are 1-64 letters, digits, "_" or "-"'),
+      profileSchema,
+    ),
     settings: settingsSchema.prefault({}),
   })
   .strict();

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { configSchema, type Config } from './config-schema.js';
 
@@ -23,7 +23,8 @@ export function expandEnvironment(value: JsonValue, environment: NodeJS.ProcessE
       return found;
     });
   }
-  if (Array.isArray(value)) return value.map((item, index) => expandEnvironment(item, environment, [...path, String(index)]));
+  if (Array.isArray(value))
+    return value.map((item, index) => expandEnvironment(item, environment, [...path, String(index)]));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [key, expandEnvironment(item, environment, [...path, key])]),
@@ -43,13 +44,17 @@ function checkReferences(config: Config): string[] {
   for (const [name, profile] of Object.entries(config.profiles)) {
     profile.services.forEach((service, index) => {
       if (!(service in config.mcpServers)) {
-        problems.push(`config error at profiles.${name}.services.${index}: no service named "${service}" in mcpServers`);
+        problems.push(
+          `config error at profiles.${name}.services.${index}: no service named "${service}" in mcpServers`,
+        );
       }
     });
     profile.tokens.forEach((token, index) => {
       const other = seenTokens.get(token);
       if (other !== undefined) {
-        problems.push(`config error at profiles.${name}.tokens.${index}: the same token is already used by profile "${other}"`);
+        problems.push(
+          `config error at profiles.${name}.tokens.${index}: the same token is already used by profile "${other}"`,
+        );
       }
       seenTokens.set(token, name);
     });
@@ -81,7 +86,10 @@ export function loadConfigFile(path: string, environment: NodeJS.ProcessEnv): Co
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new GatewayError('config_invalid', `cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new GatewayError(
+      'config_invalid',
+      `cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
   return parseConfig(text, environment, path);
 }

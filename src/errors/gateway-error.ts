@@ -23,7 +23,11 @@ export class GatewayError extends Error {
   readonly code: GatewayErrorCode;
   readonly details: Readonly<Record<string, unknown>>;
 
-  constructor(code: GatewayErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(
+    code: GatewayErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;

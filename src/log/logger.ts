@@ -32,7 +32,6 @@ export function createLogger(options: { level?: LogLevel; tag?: string; write?: 
     info: (message, fields) => emit('info', message, fields),
     warn: (message, fields) => emit('warn', message, fields),
     error: (message, fields) => emit('error', message, fields),
-    child: (tag) =>
-      createLogger({ level, write, tag: options.tag === undefined ? tag : `${options.tag}:${tag}` }),
+    child: (tag) => createLogger({ level, write, tag: options.tag === undefined ? tag : `${options.tag}:${tag}` }),
   };
 }

@@ -42,7 +42,10 @@ describe('direct calls: the table of PRODUCT.md §2', () => {
   });
 
   it('a write tool allowed for this session runs without asking; destructive still asks', () => {
-    expect(decideDirectCall(tool('write'), approve, { allowedForSession: true })).toEqual({ kind: 'run', background: false });
+    expect(decideDirectCall(tool('write'), approve, { allowedForSession: true })).toEqual({
+      kind: 'run',
+      background: false,
+    });
     expect(decideDirectCall(tool('destructive'), approve, { allowedForSession: true })).toMatchObject({ kind: 'ask' });
   });
 
@@ -101,7 +104,11 @@ describe('calls from a script', () => {
       ['a__l', { ...tool('write', { longTask: true }), name: 'a__l' }],
       ['a__x', { ...tool('write', { disabled: true }), name: 'a__x' }],
     ]);
-    const problems = checkScriptToolList(['a__w', 'a__d', 'a__l', 'a__x', 'a__unknown'], (name) => tools.get(name), approve);
+    const problems = checkScriptToolList(
+      ['a__w', 'a__d', 'a__l', 'a__x', 'a__unknown'],
+      (name) => tools.get(name),
+      approve,
+    );
     expect(problems).toHaveLength(4);
     expect(problems.join('\n')).toMatch(/a__d.*destructive/);
     expect(problems.join('\n')).toMatch(/a__l.*long task/);

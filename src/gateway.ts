@@ -1,0 +1,103 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from './config/config-schema.js';
+import { createReadFileTool, createWorkspaceResources } from './downstream/workspace-tools.js';
+import type { BuiltinTool } from './downstream/builtin-tool.js';
+import { createGatewayServer } from './downstream/gateway-server.js';
+import { createEventBus, type EventBus } from './events/event-bus.js';
+import type { Logger } from './log/logger.js';
+import { CallPipeline, type CallerContext } from './pipeline/call-pipeline.js';
+import type { Approver } from './pipeline/ports.js';
+import { openWorkspaces, type Workspaces } from './sessions/workspace.js';
+import { openSqliteStore, type Store } from './store/store.js';
+import { ServiceRegistry } from './upstream/service-registry.js';
+import type { Server } from '@modelcontextprotocol/server';
+
+export const version = '0.1.0';
+
+export interface Gateway {
+  config: Config;
+  dataDir: string;
+  store: Store;
+  events: EventBus;
+  registry: ServiceRegistry;
+  workspaces: Workspaces;
+  pipeline: CallPipeline;
+  createServer(caller: CallerContext): Server;
+  sessionSeen(caller: CallerContext, client: string | undefined): void;
+  close(): Promise<void>;
+}
+
+/** Wires the parts every entry point shares: store, services, pipeline, workspaces, built-in tools. */
+export async function createGateway(options: {
+  config: Config;
+  dataDir: string;
+  logger: Logger;
+  environment: NodeJS.ProcessEnv;
+  approver: (parts: { store: Store; events: EventBus }) => Approver;
+}): Promise<Gateway> {
+  const { config, dataDir, logger } = options;
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const store = openSqliteStore(join(dataDir, 'toolgate.db'));
+  const events = createEventBus((error) => logger.error('event listener failed', { error: String(error) }));
+  const workspaces = await openWorkspaces(dataDir);
+  const registry = new ServiceRegistry(config, { logger, events, environment: options.environment, version });
+  const approver = options.approver({ store, events });
+  const pipeline = new CallPipeline({
+    tools: registry,
+    audit: {
+      start: (record) => store.insertCall({ ...record, arguments: record.arguments as Record<string, unknown> }),
+      finish: (id, record) => store.completeCall(id, record),
+    },
+    allowances: {
+      get: async (sessionId, tool) => (await store.getAllowance(sessionId, tool))?.definitionHash,
+      grant: (sessionId, tool, hash) => store.grantAllowance(sessionId, tool, hash, Date.now()),
+    },
+    approver,
+    files: { write: (sessionId, path, data) => workspaces.writeFile(sessionId, path, data) },
+    events,
+    settings: config.settings,
+    logger,
+  });
+  const resources = createWorkspaceResources(workspaces);
+  const builtins = (caller: CallerContext): BuiltinTool[] => [createReadFileTool(workspaces, caller.sessionId)];
+  const lastSeen = new Map<string, number>();
+
+  return {
+    config,
+    dataDir,
+    store,
+    events,
+    registry,
+    workspaces,
+    pipeline,
+    createServer: (caller) => createGatewayServer({ pipeline, builtins, resources, version }, caller),
+    sessionSeen(caller, client) {
+      const now = Date.now();
+      // Touching the session row at most every few seconds keeps a busy client from writing on every request.
+      if (now - (lastSeen.get(caller.sessionId) ?? 0) < 5_000) return;
+      const first = !lastSeen.has(caller.sessionId);
+      lastSeen.set(caller.sessionId, now);
+      void store
+        .upsertSession({
+          id: caller.sessionId,
+          profile: caller.profileName,
+          ...(client === undefined ? {} : { client }),
+          at: now,
+        })
+        .catch((error: unknown) => logger.error('session record failed', { error: String(error) }));
+      if (first) {
+        events.publish({
+          type: 'session.seen',
+          sessionId: caller.sessionId,
+          profile: caller.profileName,
+          ...(client === undefined ? {} : { client }),
+        });
+      }
+    },
+    async close() {
+      await registry.close();
+      await store.close();
+    },
+  };
+}

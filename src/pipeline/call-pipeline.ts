@@ -1,0 +1,217 @@
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { CatalogueEntry } from '../catalogue/catalogue.js';
+import type { Profile, Settings } from '../config/config-schema.js';
+import { GatewayError, describeForClient, isGatewayError } from '../errors/gateway-error.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { Logger } from '../log/logger.js';
+import { decideDirectCall, decideScriptCall, isOffered } from '../policy/policy.js';
+import type { ToolSource } from '../upstream/service-registry.js';
+import { fitResult } from './fit-result.js';
+import { normaliseResult, summariseResult, type NormalisedResult } from './normalise-result.js';
+import type { ApprovalChannelHint, ApprovalOutcome, Approver, Allowances, AuditLog, WorkspaceFiles } from './ports.js';
+
+export interface CallerContext {
+  profileName: string;
+  profile: Profile;
+  sessionId: string;
+}
+
+export interface DirectCallOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  approvalChannel?: ApprovalChannelHint;
+}
+
+export interface PipelineDeps {
+  tools: ToolSource;
+  audit: AuditLog;
+  allowances: Allowances;
+  approver: Approver;
+  files: WorkspaceFiles;
+  events: EventBus;
+  settings: Settings;
+  logger: Logger;
+}
+
+function errorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+function statusOf(error: unknown): 'error' | 'denied' | 'expired' | 'cancelled' | 'timeout' {
+  if (!isGatewayError(error)) return 'error';
+  switch (error.code) {
+    case 'denied':
+      return 'denied';
+    case 'approval_expired':
+      return 'expired';
+    case 'cancelled':
+      return 'cancelled';
+    case 'timeout':
+      return 'timeout';
+    default:
+      return 'error';
+  }
+}
+
+/** The one pipeline of PRODUCT.md §3: resolve → offered → class rules → approval → call → normalise → record. */
+export class CallPipeline {
+  constructor(private readonly deps: PipelineDeps) {}
+
+  /** The tools this caller may see in tools/list. */
+  offeredTools(caller: CallerContext): CatalogueEntry[] {
+    return [...this.deps.tools.catalogue().entries.values()].filter(
+      (entry) => caller.profile.services.includes(entry.service) && isOffered(entry, caller.profile),
+    );
+  }
+
+  /** Only the caller's own services resolve; another profile's tool is as unknown as a typo. */
+  resolve(caller: CallerContext, name: string): CatalogueEntry {
+    const entry = this.deps.tools.catalogue().entries.get(name);
+    if (entry === undefined || !caller.profile.services.includes(entry.service)) {
+      const service = name.split('__')[0] ?? '';
+      const down =
+        caller.profile.services.includes(service) && this.deps.tools.serviceStates()[service]?.state !== 'up';
+      throw down
+        ? new GatewayError('unavailable', `service ${service} is down; tool ${name} is unavailable until it reconnects`)
+        : new GatewayError('unknown_tool', `unknown tool ${name}`);
+    }
+    return entry;
+  }
+
+  async callDirect(
+    caller: CallerContext,
+    name: string,
+    args: Record<string, unknown>,
+    options: DirectCallOptions = {},
+  ): Promise<CallToolResult> {
+    const startedAt = Date.now();
+    const recordId = await this.deps.audit.start({
+      profile: caller.profileName,
+      sessionId: caller.sessionId,
+      kind: 'call',
+      tool: name,
+      arguments: args,
+      startedAt,
+    });
+    this.deps.events.publish({
+      type: 'call.started',
+      callId: recordId,
+      sessionId: caller.sessionId,
+      profile: caller.profileName,
+      tool: name,
+      arguments: args,
+    });
+    let approval: ApprovalOutcome | undefined;
+    const finish = async (
+      status: Parameters<AuditLog['finish']>[1]['status'],
+      summary: string,
+      error?: string,
+    ): Promise<void> => {
+      const durationMs = Date.now() - startedAt;
+      await this.deps.audit.finish(recordId, {
+        status,
+        durationMs,
+        resultSummary: summary,
+        ...(error === undefined ? {} : { error }),
+        ...(approval === undefined ? {} : { approval }),
+      });
+      this.deps.events.publish({
+        type: 'call.finished',
+        callId: recordId,
+        sessionId: caller.sessionId,
+        profile: caller.profileName,
+        tool: name,
+        status,
+        durationMs,
+        summary,
+      });
+    };
+    try {
+      const entry = this.resolve(caller, name);
+      approval = await this.authorise(caller, entry, args, options);
+      const result = normaliseResult(
+        await this.deps.tools.callTool(entry, args, {
+          timeoutMs: this.deps.settings.calls.timeoutSec * 1000,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+        }),
+      );
+      const fullPath = `.agent/results/${recordId}-${entry.upstreamName.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`;
+      const fitted = fitResult(result, this.deps.settings.results.maxChars, fullPath);
+      if (fitted.cut) {
+        await this.deps.files.write(caller.sessionId, fullPath, JSON.stringify(result, null, 2));
+      }
+      await finish(result.isError ? 'error' : 'ok', summariseResult(result));
+      return {
+        content: [{ type: 'text', text: fitted.text }],
+        ...(fitted.structured === undefined ? {} : { structuredContent: fitted.structured }),
+        ...(result.isError ? { isError: true } : {}),
+      };
+    } catch (error) {
+      const message = describeForClient(error);
+      if (!isGatewayError(error)) this.deps.logger.error(`call ${name} failed`, { error: String(error) });
+      await finish(statusOf(error), `error: ${message}`.slice(0, 200), message);
+      return errorResult(message);
+    }
+  }
+
+  /** A call from inside a script: same resolution and upstream path, script rules, full result, no record. */
+  async callFromScript(
+    caller: CallerContext,
+    listed: ReadonlySet<string>,
+    name: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<NormalisedResult> {
+    const entry = this.resolve(caller, name);
+    const decision = decideScriptCall(entry, caller.profile, listed);
+    if (decision.kind === 'refuse') throw new GatewayError('not_allowed', decision.reason);
+    return normaliseResult(
+      await this.deps.tools.callTool(entry, args, {
+        timeoutMs: this.deps.settings.calls.timeoutSec * 1000,
+        ...(signal === undefined ? {} : { signal }),
+      }),
+    );
+  }
+
+  private async authorise(
+    caller: CallerContext,
+    entry: CatalogueEntry,
+    args: Record<string, unknown>,
+    options: DirectCallOptions,
+  ): Promise<ApprovalOutcome | undefined> {
+    const allowedHash = await this.deps.allowances.get(caller.sessionId, entry.name);
+    const decision = decideDirectCall(entry, caller.profile, {
+      allowedForSession: allowedHash === entry.definitionHash,
+    });
+    if (decision.kind === 'refuse') throw new GatewayError('not_offered', decision.reason);
+    if (decision.kind === 'run') return undefined;
+    const outcome = await this.deps.approver.request(
+      {
+        sessionId: caller.sessionId,
+        profile: caller.profileName,
+        kind: 'call',
+        tools: [entry.name],
+        arguments: args,
+        definitionHash: entry.definitionHash,
+        options: decision.options,
+      },
+      options.approvalChannel ?? {},
+      options.signal,
+    );
+    switch (outcome.decision) {
+      case 'allow_session':
+        await this.deps.allowances.grant(caller.sessionId, entry.name, entry.definitionHash);
+        return outcome;
+      case 'allow_once':
+        return outcome;
+      case 'deny':
+        throw new GatewayError('denied', `call to ${entry.name} denied by ${outcome.decidedBy} (${outcome.channel})`);
+      case 'expired':
+        throw new GatewayError(
+          'approval_expired',
+          `approval for ${entry.name} expired after ${Math.round(outcome.waitedMs / 1000)} s with no decision`,
+        );
+    }
+  }
+}
