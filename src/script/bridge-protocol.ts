@@ -120,6 +120,7 @@ export function toToolError(error: unknown): { code: ToolErrorCode; message: str
   switch (error.code) {
     case 'not_allowed':
     case 'needs_approval':
+    case 'input_required':
     case 'denied':
     case 'approval_expired':
     case 'unauthorized':
@@ -142,6 +143,9 @@ export function toToolError(error: unknown): { code: ToolErrorCode; message: str
     case 'config_invalid':
     case 'sandbox_unavailable':
     case 'internal':
+      return { code: 'unavailable', message: error.message };
+    default:
+      // A code added later reaches the script as a generic failure until it is mapped here.
       return { code: 'unavailable', message: error.message };
   }
 }

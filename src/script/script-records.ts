@@ -3,6 +3,7 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { GatewayError } from '../errors/gateway-error.js';
+import { openDirectory, openDirectoryAt, pathAt } from '../sessions/confined-path.js';
 
 /** One line of calls.jsonl. */
 export interface CallRecord {
@@ -31,30 +32,15 @@ export interface ScriptRecords {
 export type OpenScriptRecords = (workspaceDir: string, scriptId: string, code: string) => Promise<ScriptRecords>;
 
 const SCRIPT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_WRONLY, O_CREAT, O_EXCL, O_APPEND } = fsConstants;
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_APPEND } = fsConstants;
 
-/** A path that names `name` inside the directory open as `dir`, resolved through the descriptor (openat without openat). */
-function inside(dir: FileHandle, name: string): string {
-  return `/proc/self/fd/${dir.fd}/${name}`;
-}
-
-/** Opens (creating when absent) the directory `name` in `parent`, refusing a symlink or anything else planted there. */
-async function openChildDir(parent: FileHandle, name: string, mustBeNew: boolean): Promise<FileHandle> {
-  try {
-    await mkdir(inside(parent, name), { mode: 0o755 });
-  } catch (error) {
-    if (mustBeNew || (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  return open(inside(parent, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-}
-
-async function createFile(dir: FileHandle, name: string, flags = 0): Promise<FileHandle> {
-  return open(inside(dir, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | flags, 0o644);
+function createFile(dir: FileHandle, name: string, flags = 0): Promise<FileHandle> {
+  return open(pathAt(dir, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | flags, 0o644);
 }
 
 /**
- * The default records: gateway-side (root) writes inside a workspace a script controls, so every
- * directory is opened with O_NOFOLLOW and every file created with O_EXCL|O_NOFOLLOW relative to it.
+ * The default records: gateway-side (root) writes inside a workspace a script controls, so directories
+ * are walked by fd without following links (sessions/confined-path) and files created O_EXCL|O_NOFOLLOW.
  */
 export const openWorkspaceRecords: OpenScriptRecords = async (workspaceDir, scriptId, code) => {
   if (!SCRIPT_ID.test(scriptId))
@@ -66,10 +52,11 @@ export const openWorkspaceRecords: OpenScriptRecords = async (workspaceDir, scri
     return opened;
   };
   try {
-    const workspace = await keep(open(workspaceDir, O_RDONLY | O_DIRECTORY));
-    const agent = await keep(openChildDir(workspace, '.agent', false));
-    const scripts = await keep(openChildDir(agent, 'scripts', false));
-    const own = await keep(openChildDir(scripts, scriptId, true));
+    const workspace = await keep(openDirectory(workspaceDir));
+    const scripts = await keep(openDirectoryAt(workspace, ['.agent', 'scripts'], '.agent/scripts', 0o755));
+    // A new directory per run: an id used before (or planted by a script) is refused, never reused.
+    await mkdir(pathAt(scripts, scriptId), 0o755);
+    const own = await keep(openDirectoryAt(scripts, [scriptId], `.agent/scripts/${scriptId}`));
     const script = await createFile(own, 'script.py');
     await script.writeFile(code);
     await script.close();
