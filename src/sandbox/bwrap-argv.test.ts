@@ -107,8 +107,8 @@ describe('buildBwrapArgv', () => {
 
   test('the environment is the minimal allow-list', () => {
     const argv = bwrapPart(buildBwrapArgv(spec()));
-    const env = Object.fromEntries(
-      argv.flatMap((arg, index) => (arg === '--setenv' ? [[argv[index + 1], argv[index + 2]]] : [])),
+    const env: Record<string, string | undefined> = Object.fromEntries(
+      argv.flatMap((arg, index) => (arg === '--setenv' ? [[argv[index + 1] ?? '', argv[index + 2]] as const] : [])),
     );
     expect(env).toEqual(buildSandboxEnv(python));
     expect(Object.keys(env).sort()).toEqual(
