@@ -7,7 +7,10 @@ import { createGatewayServer } from './downstream/gateway-server.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
 import type { Logger } from './log/logger.js';
 import { CallPipeline, type CallerContext } from './pipeline/call-pipeline.js';
-import type { Approver } from './pipeline/ports.js';
+import type { ApprovalBinding } from './pipeline/ports.js';
+import { ApprovalService } from './approvals/approval-service.js';
+import { createRequestStateCodec } from '@modelcontextprotocol/server';
+import { randomBytes } from 'node:crypto';
 import { openWorkspaces, type Workspaces } from './sessions/workspace.js';
 import { openSqliteStore, type Store } from './store/store.js';
 import { ServiceRegistry } from './upstream/service-registry.js';
@@ -23,6 +26,7 @@ export interface Gateway {
   registry: ServiceRegistry;
   workspaces: Workspaces;
   pipeline: CallPipeline;
+  approvals: ApprovalService;
   createServer(caller: CallerContext): Server;
   sessionSeen(caller: CallerContext, client: string | undefined): void;
   close(): Promise<void>;
@@ -34,7 +38,6 @@ export async function createGateway(options: {
   dataDir: string;
   logger: Logger;
   environment: NodeJS.ProcessEnv;
-  approver: (parts: { store: Store; events: EventBus }) => Approver;
 }): Promise<Gateway> {
   const { config, dataDir, logger } = options;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -42,7 +45,11 @@ export async function createGateway(options: {
   const events = createEventBus((error) => logger.error('event listener failed', { error: String(error) }));
   const workspaces = await openWorkspaces(dataDir);
   const registry = new ServiceRegistry(config, { logger, events, environment: options.environment, version });
-  const approver = options.approver({ store, events });
+  const approvals = new ApprovalService({ store, events, logger, timeoutSec: config.settings.approvals.timeoutSec });
+  const approvalState = createRequestStateCodec<ApprovalBinding>({
+    key: randomBytes(32),
+    ttlSeconds: Math.ceil(config.settings.approvals.timeoutSec),
+  });
   const pipeline = new CallPipeline({
     tools: registry,
     audit: {
@@ -53,7 +60,7 @@ export async function createGateway(options: {
       get: async (sessionId, tool) => (await store.getAllowance(sessionId, tool))?.definitionHash,
       grant: (sessionId, tool, hash) => store.grantAllowance(sessionId, tool, hash, Date.now()),
     },
-    approver,
+    approver: approvals,
     files: { write: (sessionId, path, data) => workspaces.writeFile(sessionId, path, data) },
     events,
     settings: config.settings,
@@ -71,7 +78,8 @@ export async function createGateway(options: {
     registry,
     workspaces,
     pipeline,
-    createServer: (caller) => createGatewayServer({ pipeline, builtins, resources, version }, caller),
+    approvals,
+    createServer: (caller) => createGatewayServer({ pipeline, approvalState, builtins, resources, version }, caller),
     sessionSeen(caller, client) {
       const now = Date.now();
       // Touching the session row at most every few seconds keeps a busy client from writing on every request.
@@ -96,6 +104,7 @@ export async function createGateway(options: {
       }
     },
     async close() {
+      approvals.close();
       await registry.close();
       await store.close();
     },

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { runApprovalsCommand } from './cli/approvals-command.js';
 import { formatAuditRows } from './cli/audit-command.js';
 import { parseSince, resolveCliContext } from './cli/cli-context.js';
 import { runDoctor } from './cli/doctor-command.js';
@@ -23,13 +24,19 @@ usage: toolgate <command> [options]
   tools [--profile P] [--json]   list the tool catalogue with classes and reasons
   audit [--session S] [--tool T] [--since D] [--limit N] [--json]
                                  show gateway_call audit records (D: ISO date or 30m, 12h, 7d)
+  approvals [--all] [--json]     list pending approvals (--all: decided ones too)
+  approve ID [--session]         allow once (--session: allow this tool for the rest of the session)
+  deny ID                        deny
   doctor                         check Node, Python, bubblewrap, the config and each service
 
 common options: --config FILE (default ./toolgate.json, else the demo), --data-dir DIR (default ./data)`;
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  const { values } = parseArgs({
+  const [command, ...given] = argv;
+  // `approve ID --session` is a flag, while `audit --session S` takes a value.
+  const forSession = command === 'approve' && given.includes('--session');
+  const rest = command === 'approve' ? given.filter((arg) => arg !== '--session') : given;
+  const { values, positionals } = parseArgs({
     args: rest,
     options: {
       config: { type: 'string' },
@@ -40,6 +47,7 @@ async function main(argv: string[]): Promise<number> {
       tool: { type: 'string' },
       since: { type: 'string' },
       limit: { type: 'string' },
+      all: { type: 'boolean', default: false },
     },
     allowPositionals: true,
   });
@@ -92,6 +100,15 @@ async function main(argv: string[]): Promise<number> {
       out(values.json ? JSON.stringify(page.rows, null, 2) : formatAuditRows(page.rows));
       return 0;
     }
+    case 'approvals':
+    case 'approve':
+    case 'deny':
+      return runApprovalsCommand(
+        context(),
+        command,
+        { id: positionals[0], session: forSession, all: values.all, json: values.json },
+        out,
+      );
     case 'doctor':
       return runDoctor(() => context(), out);
     case undefined:

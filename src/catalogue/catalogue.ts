@@ -25,7 +25,8 @@ export interface CatalogueProblem {
   problem: string;
 }
 
-function canonicalJson(value: unknown): string {
+/** JSON with sorted keys, so equal values always hash the same. */
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const keys = Object.keys(value).sort();

@@ -1,12 +1,12 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { loadOrCreateSecrets } from '../config/secrets.js';
+import { createAdminApi } from '../downstream/admin-api.js';
 import { createHttpApp } from '../downstream/http-app.js';
 import { McpHttpEndpoint } from '../downstream/mcp-http.js';
 import { TokenAuth } from '../downstream/token-auth.js';
 import { createGateway, version, type Gateway } from '../gateway.js';
 import type { Logger } from '../log/logger.js';
-import { createRefusingApprover } from '../pipeline/refusing-approver.js';
 import type { CliContext } from './cli-context.js';
 
 export interface RunningServer {
@@ -30,7 +30,7 @@ export async function startServer(
   out: (line: string) => void,
 ): Promise<RunningServer> {
   const { config } = context;
-  const gateway = await createGateway({ ...context, logger, approver: () => createRefusingApprover() });
+  const gateway = await createGateway({ ...context, logger });
   const secrets = loadOrCreateSecrets(context.dataDir, config);
   const auth = new TokenAuth(config, secrets.adminToken, secrets.profileTokens);
   const mcp = new McpHttpEndpoint({
@@ -42,7 +42,8 @@ export async function startServer(
   });
   gateway.registry.onCatalogueChange(debounce(() => mcp.toolsChanged(), 200));
   await gateway.registry.start();
-  const app = createHttpApp({ mcp, tools: gateway.registry });
+  const api = createAdminApi({ auth, store: gateway.store, approvals: gateway.approvals, logger });
+  const app = createHttpApp({ mcp, tools: gateway.registry, api });
   const server = await new Promise<ServerType>((resolve) => {
     const started = serve({ fetch: app.fetch, hostname: config.listen.host, port: config.listen.port }, () =>
       resolve(started),

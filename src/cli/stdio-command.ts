@@ -3,7 +3,6 @@ import { createGateway } from '../gateway.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
 import type { CallerContext } from '../pipeline/call-pipeline.js';
-import { createRefusingApprover } from '../pipeline/refusing-approver.js';
 import type { CliContext } from './cli-context.js';
 
 /** One client over stdio: stdout carries only MCP, every log line goes to stderr. */
@@ -15,7 +14,7 @@ export async function runStdio(context: CliContext, profileName: string, logger:
       `no profile named "${profileName}" (profiles: ${Object.keys(context.config.profiles).join(', ')})`,
     );
   }
-  const gateway = await createGateway({ ...context, logger, approver: () => createRefusingApprover() });
+  const gateway = await createGateway({ ...context, logger });
   await gateway.registry.start();
   const caller: CallerContext = {
     profileName,

@@ -1,11 +1,22 @@
-import { ResourceNotFoundError, Server } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  ResourceNotFoundError,
+  Server,
+  inputRequired,
+  inputResponse,
+} from '@modelcontextprotocol/server';
+import type { ClientCapabilities, RequestStateCodec } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerContext, Tool } from '@modelcontextprotocol/server';
-import { describeForClient } from '../errors/gateway-error.js';
+import { describeForClient, isGatewayError } from '../errors/gateway-error.js';
+import type { ApprovalBinding, ApprovalChannelHint, ElicitAnswer } from '../pipeline/ports.js';
+import type { ApprovalOption } from '../policy/policy.js';
 import type { CallerContext, CallPipeline } from '../pipeline/call-pipeline.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
 export interface GatewayServerDeps {
   pipeline: CallPipeline;
+  /** Signs the 2026-era approval binding that travels through the client between call and retry. */
+  approvalState: RequestStateCodec<ApprovalBinding>;
   builtins: (caller: CallerContext) => BuiltinTool[];
   resources: WorkspaceResources;
   version: string;
@@ -38,11 +49,74 @@ function progressReporter(
   };
 }
 
+const optionTitles: Record<ApprovalOption, string> = {
+  allow_once: 'Allow once',
+  allow_session: 'Allow for this session',
+  deny: 'Deny',
+};
+
+function decisionSchema(options: ApprovalOption[]) {
+  return {
+    type: 'object' as const,
+    properties: {
+      decision: {
+        type: 'string' as const,
+        title: 'Decision',
+        oneOf: options.map((option) => ({ const: option, title: optionTitles[option] })),
+      },
+    },
+    required: ['decision'],
+  };
+}
+
+function answerOf(
+  action: string,
+  content: Record<string, unknown> | undefined,
+  options: ApprovalOption[],
+): ElicitAnswer {
+  const decision = content?.decision;
+  if (action !== 'accept' || typeof decision !== 'string') return 'declined';
+  return (options as string[]).includes(decision) ? (decision as ApprovalOption) : 'declined';
+}
+
+/** The in-band way to ask this client, when it declared elicitation: a request (2025) or input-required (2026). */
+function approvalChannel(server: Server, ctx: ServerContext): ApprovalChannelHint {
+  const modern = ctx.mcpReq.envelope !== undefined && Object.keys(ctx.mcpReq.envelope).length > 0;
+  const capabilities = modern
+    ? (ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as keyof typeof ctx.mcpReq.envelope] as
+        ClientCapabilities | undefined)
+    : server.getClientCapabilities();
+  if (capabilities?.elicitation === undefined) return {};
+  if (modern) {
+    const state = ctx.mcpReq.requestState<ApprovalBinding>();
+    const view = inputResponse(ctx.mcpReq.inputResponses, 'approval');
+    return {
+      inputRequired: {
+        state,
+        answer:
+          view.kind === 'elicit'
+            ? answerOf(view.action, view.content, ['allow_once', 'allow_session', 'deny'])
+            : undefined,
+      },
+    };
+  }
+  return {
+    elicit: async (message, options, signal) => {
+      const result = await ctx.mcpReq.elicitInput(
+        { mode: 'form', message, requestedSchema: decisionSchema(options) },
+        { ...(signal === undefined ? {} : { signal }), timeout: 24 * 3600 * 1000 },
+      );
+      return answerOf(result.action, result.content, options);
+    },
+  };
+}
+
 /** One low-level MCP server for one caller (profile + session); every tools/call goes through the pipeline. */
 export function createGatewayServer(deps: GatewayServerDeps, caller: CallerContext): Server {
   const server = new Server(
     { name: 'toolgate', version: deps.version },
     {
+      requestState: { verify: (state, ctx) => deps.approvalState.verify(state, ctx) },
       capabilities: { tools: { listChanged: true }, resources: {} },
       instructions:
         'toolgate offers third-party tools as <service>__<tool> under one policy. For bulk work (many calls, ' +
@@ -72,10 +146,26 @@ export function createGatewayServer(deps: GatewayServerDeps, caller: CallerConte
         return { content: [{ type: 'text', text: describeForClient(error) }], isError: true };
       }
     }
-    return deps.pipeline.callDirect(caller, name, args, {
-      signal: ctx.mcpReq.signal,
-      ...(onProgress === undefined ? {} : { onProgress }),
-    });
+    try {
+      return await deps.pipeline.callDirect(caller, name, args, {
+        signal: ctx.mcpReq.signal,
+        approvalChannel: approvalChannel(server, ctx),
+        ...(onProgress === undefined ? {} : { onProgress }),
+      });
+    } catch (error) {
+      if (!isGatewayError(error) || error.code !== 'input_required') throw error;
+      const details = error.details as unknown as ApprovalBinding & { options: ApprovalOption[] };
+      return inputRequired({
+        inputRequests: {
+          approval: inputRequired.elicit({ message: error.message, requestedSchema: decisionSchema(details.options) }),
+        },
+        requestState: await deps.approvalState.mint({
+          approvalId: details.approvalId,
+          binding: details.binding,
+          sessionId: details.sessionId,
+        }),
+      }) as unknown as CallToolResult;
+    }
   });
 
   server.setRequestHandler('resources/list', async () => ({

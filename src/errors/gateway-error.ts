@@ -5,6 +5,7 @@ export type GatewayErrorCode =
   | 'not_offered'
   | 'not_allowed'
   | 'needs_approval'
+  | 'input_required'
   | 'denied'
   | 'approval_expired'
   | 'invalid_args'

@@ -8,7 +8,15 @@ import { decideDirectCall, decideScriptCall, isOffered } from '../policy/policy.
 import type { ToolSource } from '../upstream/service-registry.js';
 import { fitResult } from './fit-result.js';
 import { normaliseResult, summariseResult, type NormalisedResult } from './normalise-result.js';
-import type { ApprovalChannelHint, ApprovalOutcome, Approver, Allowances, AuditLog, WorkspaceFiles } from './ports.js';
+import type {
+  ApprovalChannelHint,
+  ApprovalOutcome,
+  Approver,
+  Allowances,
+  AuditLog,
+  CallRecordFinish,
+  WorkspaceFiles,
+} from './ports.js';
 
 export interface CallerContext {
   profileName: string;
@@ -85,50 +93,26 @@ export class CallPipeline {
     options: DirectCallOptions = {},
   ): Promise<CallToolResult> {
     const startedAt = Date.now();
-    const recordId = await this.deps.audit.start({
-      profile: caller.profileName,
-      sessionId: caller.sessionId,
-      kind: 'call',
-      tool: name,
-      arguments: args,
-      startedAt,
-    });
-    this.deps.events.publish({
-      type: 'call.started',
-      callId: recordId,
-      sessionId: caller.sessionId,
-      profile: caller.profileName,
-      tool: name,
-      arguments: args,
-    });
+    let entry: CatalogueEntry;
     let approval: ApprovalOutcome | undefined;
-    const finish = async (
-      status: Parameters<AuditLog['finish']>[1]['status'],
-      summary: string,
-      error?: string,
-    ): Promise<void> => {
-      const durationMs = Date.now() - startedAt;
-      await this.deps.audit.finish(recordId, {
-        status,
-        durationMs,
-        resultSummary: summary,
-        ...(error === undefined ? {} : { error }),
-        ...(approval === undefined ? {} : { approval }),
-      });
-      this.deps.events.publish({
-        type: 'call.finished',
-        callId: recordId,
-        sessionId: caller.sessionId,
-        profile: caller.profileName,
-        tool: name,
-        status,
-        durationMs,
-        summary,
-      });
-    };
     try {
-      const entry = this.resolve(caller, name);
+      entry = this.resolve(caller, name);
       approval = await this.authorise(caller, entry, args, options);
+    } catch (error) {
+      // A 2026-era approval question is not a finished call: the client retries with the answer.
+      if (isGatewayError(error) && error.code === 'input_required') throw error;
+      const message = describeForClient(error);
+      const recordId = await this.startRecord(caller, name, args, startedAt);
+      await this.finishRecord(caller, recordId, name, startedAt, {
+        status: statusOf(error),
+        summary: `error: ${message}`.slice(0, 200),
+        error: message,
+        approval,
+      });
+      return errorResult(message);
+    }
+    const recordId = await this.startRecord(caller, name, args, startedAt);
+    try {
       const result = normaliseResult(
         await this.deps.tools.callTool(entry, args, {
           timeoutMs: this.deps.settings.calls.timeoutSec * 1000,
@@ -141,7 +125,11 @@ export class CallPipeline {
       if (fitted.cut) {
         await this.deps.files.write(caller.sessionId, fullPath, JSON.stringify(result, null, 2));
       }
-      await finish(result.isError ? 'error' : 'ok', summariseResult(result));
+      await this.finishRecord(caller, recordId, name, startedAt, {
+        status: result.isError ? 'error' : 'ok',
+        summary: summariseResult(result),
+        approval,
+      });
       return {
         content: [{ type: 'text', text: fitted.text }],
         ...(fitted.structured === undefined ? {} : { structuredContent: fitted.structured }),
@@ -150,9 +138,66 @@ export class CallPipeline {
     } catch (error) {
       const message = describeForClient(error);
       if (!isGatewayError(error)) this.deps.logger.error(`call ${name} failed`, { error: String(error) });
-      await finish(statusOf(error), `error: ${message}`.slice(0, 200), message);
+      await this.finishRecord(caller, recordId, name, startedAt, {
+        status: statusOf(error),
+        summary: `error: ${message}`.slice(0, 200),
+        error: message,
+        approval,
+      });
       return errorResult(message);
     }
+  }
+
+  private async startRecord(caller: CallerContext, tool: string, args: unknown, startedAt: number): Promise<number> {
+    const recordId = await this.deps.audit.start({
+      profile: caller.profileName,
+      sessionId: caller.sessionId,
+      kind: 'call',
+      tool,
+      arguments: args,
+      startedAt,
+    });
+    this.deps.events.publish({
+      type: 'call.started',
+      callId: recordId,
+      sessionId: caller.sessionId,
+      profile: caller.profileName,
+      tool,
+      arguments: args,
+    });
+    return recordId;
+  }
+
+  private async finishRecord(
+    caller: CallerContext,
+    recordId: number,
+    tool: string,
+    startedAt: number,
+    outcome: {
+      status: CallRecordFinish['status'];
+      summary: string;
+      error?: string;
+      approval: ApprovalOutcome | undefined;
+    },
+  ): Promise<void> {
+    const durationMs = Date.now() - startedAt;
+    await this.deps.audit.finish(recordId, {
+      status: outcome.status,
+      durationMs,
+      resultSummary: outcome.summary,
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+      ...(outcome.approval === undefined ? {} : { approval: outcome.approval }),
+    });
+    this.deps.events.publish({
+      type: 'call.finished',
+      callId: recordId,
+      sessionId: caller.sessionId,
+      profile: caller.profileName,
+      tool,
+      status: outcome.status,
+      durationMs,
+      summary: outcome.summary,
+    });
   }
 
   /** A call from inside a script: same resolution and upstream path, script rules, full result, no record. */

@@ -69,7 +69,19 @@ export interface Approver {
   request(request: ApprovalRequest, channel: ApprovalChannelHint, signal?: AbortSignal): Promise<ApprovalOutcome>;
 }
 
+export type ElicitAnswer = ApprovalOption | 'declined';
+
+/** What a 2026-era retry carries back: the signed binding minted with the input-required result, and the answer. */
+export interface ApprovalBinding {
+  approvalId: string;
+  binding: string;
+  sessionId: string;
+}
+
 /** How the calling client can be asked in-band, when it declared elicitation. */
 export interface ApprovalChannelHint {
-  elicit?: (message: string, options: ApprovalOption[], signal?: AbortSignal) => Promise<ApprovalOption | 'declined'>;
+  /** 2025 era: an elicitation request sent inside the call. */
+  elicit?: (message: string, options: ApprovalOption[], signal?: AbortSignal) => Promise<ElicitAnswer>;
+  /** 2026 era: the call answers input-required and the client retries with the answer. */
+  inputRequired?: { state: ApprovalBinding | undefined; answer: ElicitAnswer | undefined };
 }

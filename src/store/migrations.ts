@@ -88,6 +88,11 @@ export const migrations: readonly Migration[] = [
       `CREATE INDEX background_calls_status ON background_calls (status, started_at)`,
     ],
   },
+  {
+    version: 2,
+    description: 'the decisions an approval offers (allow for this session only for write calls)',
+    statements: [`ALTER TABLE approvals ADD COLUMN options_json TEXT NOT NULL DEFAULT '["allow_once","deny"]'`],
+  },
 ];
 
 /** Applies every migration newer than the database, each in its own transaction; returns the versions applied. */

@@ -5,6 +5,7 @@ import type { SyncMethods } from './sqlite-sync.js';
 import {
   approvalChannelSchema,
   approvalDecisionSchema,
+  approvalOptionSchema,
   callKindSchema,
   jsonObjectSchema,
   type Approval,
@@ -28,9 +29,11 @@ const approvalRowSchema = z.object({
   decided_by: z.string().nullable(),
   channel: approvalChannelSchema.nullable(),
   description: z.string().nullable(),
+  options_json: z.string(),
 });
 
 const toolNamesSchema = z.array(z.string());
+const optionsSchema = z.array(approvalOptionSchema);
 
 function toApproval(row: unknown): Approval {
   const parsed = parseRow(approvalRowSchema, row, 'approvals');
@@ -50,6 +53,7 @@ function toApproval(row: unknown): Approval {
     decidedBy: parsed.decided_by,
     channel: parsed.channel,
     description: parsed.description,
+    options: parseJsonColumn(optionsSchema, parsed.options_json, 'approvals.options_json') ?? ['allow_once', 'deny'],
   };
 }
 
@@ -64,8 +68,8 @@ type ApprovalMethods = SyncMethods<'insertApproval' | 'getApproval' | 'listAppro
 export function createApprovalMethods(db: Database.Database): ApprovalMethods {
   const insert = db.prepare(
     `INSERT INTO approvals (id, session_id, profile, kind, tools_json, arguments_json, script, definition_hash,
-       created_at, expires_at, description)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       created_at, expires_at, description, options_json)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const selectOne = db.prepare('SELECT * FROM approvals WHERE id = ?');
   // The condition on decision makes the first decision win even across processes sharing the database.
@@ -93,6 +97,7 @@ export function createApprovalMethods(db: Database.Database): ApprovalMethods {
         approval.createdAt,
         approval.expiresAt,
         approval.description,
+        JSON.stringify(approval.options),
       );
     },
     getApproval,

@@ -21,6 +21,10 @@ export type CallStatus = z.infer<typeof callStatusSchema>;
 export const approvalDecisionSchema = z.enum(['allow_once', 'allow_session', 'deny', 'expired']);
 export type ApprovalDecision = z.infer<typeof approvalDecisionSchema>;
 
+/** The decisions a person may pick on an approval card. */
+export const approvalOptionSchema = z.enum(['allow_once', 'allow_session', 'deny']);
+export type ApprovalOption = z.infer<typeof approvalOptionSchema>;
+
 export const approvalChannelSchema = z.enum(['elicitation', 'console', 'api', 'cli', 'timeout', 'withdrawn']);
 export type ApprovalChannel = z.infer<typeof approvalChannelSchema>;
 
@@ -144,6 +148,7 @@ export interface NewApproval {
   createdAt: number;
   expiresAt: number;
   description: string | null;
+  options: ApprovalOption[];
 }
 
 export interface Approval extends NewApproval {

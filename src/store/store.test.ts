@@ -35,6 +35,7 @@ function approval(id: string, overrides: Partial<NewApproval> = {}): NewApproval
     createdAt: 1000,
     expiresAt: 601_000,
     description: null,
+    options: ['allow_once', 'allow_session', 'deny'],
     ...overrides,
   };
 }
