@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/config-schema.js';
 import { createReadFileTool, createWorkspaceResources } from './downstream/workspace-tools.js';
+import { createRunScriptTool } from './script/run-script-tool.js';
+import { ScriptEngine } from './script/script-engine.js';
 import type { BuiltinTool } from './downstream/builtin-tool.js';
 import { createGatewayServer } from './downstream/gateway-server.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
@@ -67,7 +69,13 @@ export async function createGateway(options: {
     logger,
   });
   const resources = createWorkspaceResources(workspaces);
-  const builtins = (caller: CallerContext): BuiltinTool[] => [createReadFileTool(workspaces, caller.sessionId)];
+  const engine = new ScriptEngine({ dataDir, limits: config.settings.scripts, environment: options.environment });
+  const scriptDeps = { pipeline, engine, workspaces, events, settings: config.settings.scripts };
+  // run_script is offered only to profiles that have at least one third-party tool (seed §2).
+  const builtins = (caller: CallerContext): BuiltinTool[] => [
+    createReadFileTool(workspaces, caller.sessionId),
+    ...(pipeline.offeredTools(caller).length > 0 ? [createRunScriptTool(scriptDeps, caller)] : []),
+  ];
   const lastSeen = new Map<string, number>();
 
   return {

@@ -1,8 +1,10 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import type { ApprovalChannelHint } from '../pipeline/ports.js';
 
 export interface BuiltinCallOptions {
   signal: AbortSignal;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  approvalChannel?: ApprovalChannelHint;
 }
 
 /** A tool the gateway itself offers (read_workspace_file, run_script, background_calls). */

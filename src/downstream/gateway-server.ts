@@ -136,24 +136,19 @@ export function createGatewayServer(deps: GatewayServerDeps, caller: CallerConte
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const onProgress = progressReporter(ctx, request.params._meta?.progressToken);
     const builtin = deps.builtins(caller).find((candidate) => candidate.definition.name === name);
-    if (builtin !== undefined) {
-      try {
-        return await builtin.call(args, {
-          signal: ctx.mcpReq.signal,
-          ...(onProgress === undefined ? {} : { onProgress }),
-        });
-      } catch (error) {
+    const options = {
+      signal: ctx.mcpReq.signal,
+      approvalChannel: approvalChannel(server, ctx),
+      ...(onProgress === undefined ? {} : { onProgress }),
+    };
+    try {
+      return builtin === undefined
+        ? await deps.pipeline.callDirect(caller, name, args, options)
+        : await builtin.call(args, options);
+    } catch (error) {
+      if (!isGatewayError(error) || error.code !== 'input_required') {
         return { content: [{ type: 'text', text: describeForClient(error) }], isError: true };
       }
-    }
-    try {
-      return await deps.pipeline.callDirect(caller, name, args, {
-        signal: ctx.mcpReq.signal,
-        approvalChannel: approvalChannel(server, ctx),
-        ...(onProgress === undefined ? {} : { onProgress }),
-      });
-    } catch (error) {
-      if (!isGatewayError(error) || error.code !== 'input_required') throw error;
       const details = error.details as unknown as ApprovalBinding & { options: ApprovalOption[] };
       return inputRequired({
         inputRequests: {

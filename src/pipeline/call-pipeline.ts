@@ -4,7 +4,7 @@ import type { Profile, Settings } from '../config/config-schema.js';
 import { GatewayError, describeForClient, isGatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../log/logger.js';
-import { decideDirectCall, decideScriptCall, isOffered } from '../policy/policy.js';
+import { checkScriptToolList, decideDirectCall, decideScriptCall, isOffered } from '../policy/policy.js';
 import type { ToolSource } from '../upstream/service-registry.js';
 import { fitResult } from './fit-result.js';
 import { normaliseResult, summariseResult, type NormalisedResult } from './normalise-result.js';
@@ -15,6 +15,7 @@ import type {
   Allowances,
   AuditLog,
   CallRecordFinish,
+  ScriptRecordDetails,
   WorkspaceFiles,
 } from './ports.js';
 
@@ -148,11 +149,18 @@ export class CallPipeline {
     }
   }
 
-  private async startRecord(caller: CallerContext, tool: string, args: unknown, startedAt: number): Promise<number> {
+  /** Opens the `gateway_call` record of a direct call or (kind `script`) of a whole run_script. */
+  async startRecord(
+    caller: CallerContext,
+    tool: string,
+    args: unknown,
+    startedAt: number,
+    kind: 'call' | 'script' = 'call',
+  ): Promise<number> {
     const recordId = await this.deps.audit.start({
       profile: caller.profileName,
       sessionId: caller.sessionId,
-      kind: 'call',
+      kind,
       tool,
       arguments: args,
       startedAt,
@@ -168,7 +176,7 @@ export class CallPipeline {
     return recordId;
   }
 
-  private async finishRecord(
+  async finishRecord(
     caller: CallerContext,
     recordId: number,
     tool: string,
@@ -178,6 +186,7 @@ export class CallPipeline {
       summary: string;
       error?: string;
       approval: ApprovalOutcome | undefined;
+      script?: ScriptRecordDetails;
     },
   ): Promise<void> {
     const durationMs = Date.now() - startedAt;
@@ -187,6 +196,7 @@ export class CallPipeline {
       resultSummary: outcome.summary,
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
       ...(outcome.approval === undefined ? {} : { approval: outcome.approval }),
+      ...(outcome.script === undefined ? {} : { script: outcome.script }),
     });
     this.deps.events.publish({
       type: 'call.finished',
@@ -217,6 +227,60 @@ export class CallPipeline {
         ...(signal === undefined ? {} : { signal }),
       }),
     );
+  }
+
+  /**
+   * run_script's permission step (seed §4): every listed tool is checked before the run; in `approve` mode
+   * one approval covers the listed write tools (allow once / deny), skipped when all are allowed for this
+   * session. Returns the listed tools as a set, and the approval when one was given.
+   */
+  async authoriseScript(
+    caller: CallerContext,
+    listed: readonly string[],
+    script: { code: string; description: string },
+    options: DirectCallOptions = {},
+  ): Promise<{ listed: ReadonlySet<string>; approval: ApprovalOutcome | undefined }> {
+    const entries = this.deps.tools.catalogue().entries;
+    const lookup = (name: string): CatalogueEntry | undefined => {
+      const entry = entries.get(name);
+      return entry !== undefined && caller.profile.services.includes(entry.service) ? entry : undefined;
+    };
+    const problems = checkScriptToolList(listed, lookup, caller.profile);
+    if (problems.length > 0) {
+      throw new GatewayError('not_allowed', `run_script rejected before it started: ${problems.join('; ')}`);
+    }
+    const writes = [...new Set(listed)]
+      .map((name) => lookup(name))
+      .filter((entry) => entry?.class === 'write') as CatalogueEntry[];
+    if (caller.profile.mode === 'auto' || writes.length === 0) return { listed: new Set(listed), approval: undefined };
+    const allowed = await Promise.all(
+      writes.map(
+        async (entry) => (await this.deps.allowances.get(caller.sessionId, entry.name)) === entry.definitionHash,
+      ),
+    );
+    if (allowed.every(Boolean)) return { listed: new Set(listed), approval: undefined };
+    const outcome = await this.deps.approver.request(
+      {
+        sessionId: caller.sessionId,
+        profile: caller.profileName,
+        kind: 'script',
+        tools: writes.map((entry) => entry.name),
+        script: script.code,
+        description: script.description,
+        definitionHash: writes.map((entry) => entry.definitionHash).join(','),
+        options: ['allow_once', 'deny'],
+      },
+      options.approvalChannel ?? {},
+      options.signal,
+    );
+    if (outcome.decision === 'allow_once') return { listed: new Set(listed), approval: outcome };
+    if (outcome.decision === 'expired') {
+      throw new GatewayError(
+        'approval_expired',
+        `approval for the script expired after ${Math.round(outcome.waitedMs / 1000)} s with no decision`,
+      );
+    }
+    throw new GatewayError('denied', `the script was denied by ${outcome.decidedBy} (${outcome.channel})`);
   }
 
   private async authorise(
