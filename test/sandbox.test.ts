@@ -347,6 +347,8 @@ time.sleep(600)
       const after = await listUidProcesses(user.uid);
       expect(performance.now() - started).toBeLessThan(2000);
       expect(exit.exitCode === null || exit.exitCode !== 0).toBe(true);
+      // Gone by bwrap's own death (--die-with-parent, PID namespace), not by the uid sweep behind it.
+      expect(exit.stragglers).toBe(0);
       expect(after).toEqual([]);
       for (const pid of before) await expect(readFile(`/proc/${pid}/status`, 'utf8')).rejects.toThrow();
     } finally {

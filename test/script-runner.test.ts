@@ -295,6 +295,21 @@ print(len(rows), errors)
     expect(outcome.failures).toBe(0);
   });
 
+  test('concurrent scripts run under distinct uids from one pool, and the pool refuses when full', async () => {
+    const uids = new SandboxUidPool({ base: 65_000, size: 3 });
+    const fleet = new FakeFleet();
+    const code =
+      'import os, time\nfrom agent_tools import call\ncall("fleet__plain_text", {})\ntime.sleep(0.5)\nprint(os.getuid())';
+    const runs = ['c1', 'c2', 'c3'].map((scriptId) => run(code, { scriptId, uids, fleet }));
+    await sleep(100);
+    const refused: unknown = await run('print(1)', { uids }).catch((caught: unknown) => caught);
+    expect(isGatewayError(refused) && refused.code).toBe('limit');
+    const outcomes = await Promise.all(runs);
+    const seen = outcomes.map(({ outcome }) => printed(outcome)[0]).sort();
+    expect(seen).toEqual(['65000', '65001', '65002']);
+    expect(uids.inUse).toBe(0);
+  });
+
   test('progress is pushed at most once a second, plus a final snapshot', async () => {
     const { progress } = await run(`
 import time

@@ -16,6 +16,11 @@ export interface SandboxExit {
   signal: NodeJS.Signals | null;
 }
 
+export interface SandboxKilled extends SandboxExit {
+  /** Processes of the sandbox uid still alive after bwrap had gone, killed one by one (0 unless something is wrong). */
+  stragglers: number;
+}
+
 export interface SandboxedProcess {
   readonly pid: number;
   readonly stdout: Readable;
@@ -30,7 +35,7 @@ export interface SandboxedProcess {
    * SIGTERM, a short grace, then SIGKILL to bwrap (which takes the whole PID namespace with it);
    * resolves once no process of the sandbox uid is left. Safe to call any time, any number of times.
    */
-  kill(): Promise<SandboxExit>;
+  kill(): Promise<SandboxKilled>;
 }
 
 export interface RunSandboxedOptions {
@@ -96,16 +101,17 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** Waits until no process of `uid` is left; SIGKILLs stragglers past the deadline (never expected with --die-with-parent). */
-async function ensureUidGone(uid: number): Promise<void> {
+/**
+ * Waits until no process of `uid` is left; past the deadline SIGKILLs the stragglers (not expected:
+ * --die-with-parent takes the PID namespace down) and returns how many there were.
+ */
+async function ensureUidGone(uid: number): Promise<number> {
   const deadline = Date.now() + GONE_DEADLINE_MS;
   while ((await listUidProcesses(uid)).length > 0) {
-    if (Date.now() >= deadline) {
-      await killUidProcesses(uid);
-      return;
-    }
+    if (Date.now() >= deadline) return (await killUidProcesses(uid)).length;
     await delay(20);
   }
+  return 0;
 }
 
 /**
@@ -153,16 +159,15 @@ export async function runSandboxed(spec: SandboxSpec, options: RunSandboxedOptio
     child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
   });
   const graceMs = options.killGraceMs ?? 300;
-  let killing: Promise<SandboxExit> | undefined;
-  const kill = async (): Promise<SandboxExit> => {
+  let killing: Promise<SandboxKilled> | undefined;
+  const kill = async (): Promise<SandboxKilled> => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       const first = await Promise.race([exited, delay(graceMs).then(() => undefined)]);
       if (first === undefined) child.kill('SIGKILL');
     }
     const exit = await exited;
-    await ensureUidGone(spec.uid);
-    return exit;
+    return { ...exit, stragglers: await ensureUidGone(spec.uid) };
   };
 
   return {

@@ -34,6 +34,8 @@ export interface ScriptBridgeOptions {
 }
 
 const ARGS_RECORD_CHARS = 4096;
+/** Refused calls recorded in calls.jsonl; a script looping on a refusal must not fill the disk. */
+const REFUSALS_RECORDED = 100;
 const SUMMARY_CHARS = 200;
 
 function shorten(text: string, max: number): string {
@@ -57,6 +59,7 @@ export class ScriptBridge {
   readonly #ended: Promise<void>;
   calls = 0;
   failures = 0;
+  #refusals = 0;
   readonly callsPerTool: Record<string, number> = {};
 
   constructor(options: ScriptBridgeOptions) {
@@ -108,6 +111,7 @@ export class ScriptBridge {
     this.callsPerTool[tool] = (this.callsPerTool[tool] ?? 0) + 1;
     const record = (durationMs: number, isError: boolean, summary: string, errorCode?: string): void => {
       if (isError) this.failures += 1;
+      if (errorCode === 'limit' && ++this.#refusals > REFUSALS_RECORDED) return;
       this.#options.onCall({
         time: new Date().toISOString(),
         tool,

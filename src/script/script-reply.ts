@@ -53,7 +53,7 @@ export function buildScriptReply(outcome: ScriptOutcome): ScriptReply {
     lines.push(outcome.outputHead.replace(/\n$/, ''));
     if (outcome.outputTruncated) {
       lines.push(
-        `[output cut at ${formatCount(outcome.outputHead.length)} of ${formatCount(outcome.outputChars)} characters; full output: ${outputFile}]`,
+        `[output cut at ${formatCount([...outcome.outputHead].length)} of ${formatCount(outcome.outputChars)} characters; full output: ${outputFile}]`,
       );
     }
   }

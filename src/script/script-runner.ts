@@ -1,13 +1,13 @@
 import type { Readable } from 'node:stream';
 import { SANDBOX_RUNTIME, type PythonRuntime } from '../sandbox/bwrap-argv.js';
 import { runSandboxed, type RunSandboxedOptions, type SandboxExit } from '../sandbox/run-sandboxed.js';
-import type { SandboxUidPool, SandboxUser } from '../sandbox/sandbox-uid-pool.js';
+import type { SandboxUidPool } from '../sandbox/sandbox-uid-pool.js';
 import { encodeStart } from './bridge-protocol.js';
 import { CallGate } from './call-gate.js';
 import { OutputCapture } from './output-capture.js';
 import { ProgressThrottle } from './progress-throttle.js';
 import { ScriptBridge, type CallTool } from './script-bridge.js';
-import { openWorkspaceRecords, type OpenScriptRecords } from './script-records.js';
+import { openWorkspaceRecords, type OpenScriptRecords, type ScriptRecords } from './script-records.js';
 import { BOOTSTRAP_FILE } from './script-runtime.js';
 import { startWorkspaceWatchdog } from './workspace-watchdog.js';
 
@@ -108,16 +108,13 @@ function pump(stream: Readable, capture: OutputCapture): void {
 export async function runScript(options: RunScriptOptions): Promise<ScriptOutcome> {
   const { limits } = options;
   const startedAt = performance.now();
-  const records = await (options.openRecords ?? openWorkspaceRecords)(
-    options.workspaceDir,
-    options.scriptId,
-    options.code,
-  );
-  let user: SandboxUser;
+  // The uid first: when every slot is busy, no records directory is left behind.
+  const user = options.uids.acquire();
+  let records: ScriptRecords;
   try {
-    user = options.uids.acquire();
+    records = await (options.openRecords ?? openWorkspaceRecords)(options.workspaceDir, options.scriptId, options.code);
   } catch (error) {
-    await records.close();
+    options.uids.release(user);
     throw error;
   }
   let killed: { status: ScriptStatus; reason: string } | undefined;
@@ -130,15 +127,19 @@ export async function runScript(options: RunScriptOptions): Promise<ScriptOutcom
   const progress = { done: null as number | null, total: null as number | null, message: '' };
   let bridge: ScriptBridge | undefined;
   let finalStatus: ScriptProgress['status'] = 'running';
-  const throttle = new ProgressThrottle(1000, () =>
-    options.onProgress?.({
-      calls: bridge?.calls ?? 0,
-      failures: bridge?.failures ?? 0,
-      ...progress,
-      elapsedMs: Math.round(performance.now() - startedAt),
-      status: finalStatus,
-    }),
-  );
+  const throttle = new ProgressThrottle(1000, () => {
+    try {
+      options.onProgress?.({
+        calls: bridge?.calls ?? 0,
+        failures: bridge?.failures ?? 0,
+        ...progress,
+        elapsedMs: Math.round(performance.now() - startedAt),
+        status: finalStatus,
+      });
+    } catch {
+      // A failing progress listener must not end the run (it fires from a timer).
+    }
+  });
   const output = new OutputCapture({
     headChars: OUTPUT_HEAD_CHARS,
     tailBytes: STDERR_TAIL_BYTES,
