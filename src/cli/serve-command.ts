@@ -42,7 +42,16 @@ export async function startServer(
   });
   gateway.registry.onCatalogueChange(debounce(() => mcp.toolsChanged(), 200));
   await gateway.registry.start();
-  const api = createAdminApi({ auth, store: gateway.store, approvals: gateway.approvals, logger });
+  const api = createAdminApi({
+    auth,
+    config,
+    store: gateway.store,
+    approvals: gateway.approvals,
+    events: gateway.events,
+    tools: gateway.registry,
+    workspaces: gateway.workspaces,
+    logger,
+  });
   const app = createHttpApp({ mcp, tools: gateway.registry, api });
   const server = await new Promise<ServerType>((resolve) => {
     const started = serve({ fetch: app.fetch, hostname: config.listen.host, port: config.listen.port }, () =>

@@ -3,14 +3,12 @@ import { z } from 'zod';
 import type { ApprovalService } from '../approvals/approval-service.js';
 import { isGatewayError, type GatewayErrorCode } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
-import type { Store } from '../store/store.js';
+import { addConsoleRoutes, type ConsoleApiDeps } from './console-api.js';
 import { bearerToken, type TokenAuth } from './token-auth.js';
 
-export interface AdminApiDeps {
+export interface AdminApiDeps extends ConsoleApiDeps {
   auth: TokenAuth;
-  store: Store;
   approvals: ApprovalService;
-  logger: Logger;
 }
 
 const httpStatus: Partial<Record<GatewayErrorCode, 400 | 401 | 403 | 404 | 409>> = {
@@ -107,5 +105,6 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     }
   });
 
+  addConsoleRoutes(api, deps);
   return api;
 }
