@@ -183,14 +183,15 @@ for path in ("/x", "/etc/passwd", "/usr/bin/evil", "/opt/script-runtime/agent_to
     except OSError as error:
         print("refused", type(error).__name__)
 open("/tmp/scratch", "w").write("ok")
-print(open("/tmp/scratch").read(), os.getcwd(), os.path.expanduser("~"))
+open("/dev/shm/scratch", "w").write("shm")
+print(open("/tmp/scratch").read(), open("/dev/shm/scratch").read(), os.getcwd(), os.path.expanduser("~"))
 `);
     expect(outcome.status).toBe('ok');
     const out = lines(outcome);
     expect(out[0]).toBe('FileNotFoundError FileNotFoundError FileNotFoundError FileNotFoundError');
     expect(out[1]).toBe("['.pyenv'] ['_toolgate_bootstrap.py', 'agent_tools.py']");
     expect(out.slice(2, 6).every((line) => line.startsWith('refused'))).toBe(true);
-    expect(out[6]).toBe('ok /workspace /workspace');
+    expect(out[6]).toBe('ok shm /workspace /workspace');
   });
 
   test('unprivileged: uid from the pool, no capabilities, no new privileges, no groups', async () => {
@@ -373,6 +374,25 @@ time.sleep(600)
     expect(isGatewayError(error) && error.code).toBe('sandbox_unavailable');
     expect((error as Error).message).toBe('bubblewrap is not installed: apt-get install bubblewrap');
     await expect(readdir(spec.workspaceDir)).resolves.toEqual([]);
+  });
+
+  test('Python: a missing or too old interpreter is a clear sandbox_unavailable', async () => {
+    const missing: unknown = await resolvePythonRuntime({ command: '/nonexistent/python3' }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(isGatewayError(missing) && missing.code).toBe('sandbox_unavailable');
+    expect((missing as Error).message).toMatch(/needs Python 3\.9 or newer/);
+    const old = join(dataDir, 'python3.8');
+    await writeFile(
+      old,
+      '#!/bin/sh\necho \'{"executable": "/usr/bin/python3.11", "basePrefix": "/usr", "version": [3, 8, 18]}\'\n',
+      { mode: 0o755 },
+    );
+    const tooOld: unknown = await resolvePythonRuntime({ command: old }).catch((caught: unknown) => caught);
+    expect((tooOld as Error).message).toBe(`run_script needs Python 3.9 or newer, "${old}" is 3.8.18`);
+    // The pyenv shim is resolved to the real interpreter and its prefix.
+    expect(python.executable.endsWith('/python3') || /python3\.\d+$/.test(python.executable)).toBe(true);
+    expect(python.executable.startsWith(`${python.basePrefix}/`) || python.executable.startsWith('/usr/')).toBe(true);
   });
 
   test('checkSandbox passes here, and measures the start-up cost', async () => {
