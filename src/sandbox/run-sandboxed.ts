@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { Socket } from 'node:net';
@@ -123,12 +123,21 @@ export async function runSandboxed(spec: SandboxSpec, options: RunSandboxedOptio
   const argv = buildBwrapArgv(spec);
   const bwrap = await findBwrap(options.bwrapPaths);
   const pipes = await createPipes();
-  const child = spawn(bwrap, argv, {
-    env: {},
-    stdio: ['ignore', 'pipe', 'pipe', pipes.sandboxWrite, pipes.sandboxRead],
-  });
-  closeSync(pipes.sandboxWrite);
-  closeSync(pipes.sandboxRead);
+  let child: ChildProcess;
+  try {
+    child = spawn(bwrap, argv, {
+      env: {},
+      stdio: ['ignore', 'pipe', 'pipe', pipes.sandboxWrite, pipes.sandboxRead],
+    });
+  } catch (error) {
+    closeSync(pipes.readFromSandbox);
+    closeSync(pipes.writeToSandbox);
+    throw new GatewayError('sandbox_unavailable', `could not start bubblewrap (${bwrap})`, { cause: error });
+  } finally {
+    // The child has its copies now (or none); ours would keep the pipes from ever reaching EOF.
+    closeSync(pipes.sandboxWrite);
+    closeSync(pipes.sandboxRead);
+  }
   const fromSandbox = new Socket({ fd: pipes.readFromSandbox, readable: true, writable: false });
   const toSandbox = new Socket({ fd: pipes.writeToSandbox, readable: false, writable: true });
   // A sandbox that exits or closes its end makes these fail; the exit itself is what gets reported.
