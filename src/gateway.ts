@@ -4,6 +4,9 @@ import type { Config } from './config/config-schema.js';
 import { createReadFileTool, createWorkspaceResources } from './downstream/workspace-tools.js';
 import { createRunScriptTool } from './script/run-script-tool.js';
 import { ScriptEngine } from './script/script-engine.js';
+import { BackgroundCalls } from './background/background-calls.js';
+import { createBackgroundTool } from './background/background-tool.js';
+import { WebhookSender } from './background/webhook-sender.js';
 import type { BuiltinTool } from './downstream/builtin-tool.js';
 import { createGatewayServer } from './downstream/gateway-server.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
@@ -29,6 +32,7 @@ export interface Gateway {
   workspaces: Workspaces;
   pipeline: CallPipeline;
   approvals: ApprovalService;
+  background: BackgroundCalls;
   createServer(caller: CallerContext): Server;
   sessionSeen(caller: CallerContext, client: string | undefined): void;
   close(): Promise<void>;
@@ -52,7 +56,16 @@ export async function createGateway(options: {
     key: randomBytes(32),
     ttlSeconds: Math.ceil(config.settings.approvals.timeoutSec),
   });
+  const webhooks = new WebhookSender({ profiles: config.profiles, store, logger });
+  const background = new BackgroundCalls({
+    store,
+    events,
+    logger,
+    webhooks,
+    autoAfterMs: config.settings.backgroundCalls.autoAfterSec * 1000,
+  });
   const pipeline = new CallPipeline({
+    background,
     tools: registry,
     audit: {
       start: (record) => store.insertCall({ ...record, arguments: record.arguments as Record<string, unknown> }),
@@ -70,10 +83,11 @@ export async function createGateway(options: {
   });
   const resources = createWorkspaceResources(workspaces);
   const engine = new ScriptEngine({ dataDir, limits: config.settings.scripts, environment: options.environment });
-  const scriptDeps = { pipeline, engine, workspaces, events, settings: config.settings.scripts };
+  const scriptDeps = { pipeline, background, engine, workspaces, events, settings: config.settings.scripts };
   // run_script is offered only to profiles that have at least one third-party tool (seed §2).
   const builtins = (caller: CallerContext): BuiltinTool[] => [
     createReadFileTool(workspaces, caller.sessionId),
+    createBackgroundTool(background, caller.sessionId),
     ...(pipeline.offeredTools(caller).length > 0 ? [createRunScriptTool(scriptDeps, caller)] : []),
   ];
   const lastSeen = new Map<string, number>();
@@ -87,7 +101,9 @@ export async function createGateway(options: {
     workspaces,
     pipeline,
     approvals,
-    createServer: (caller) => createGatewayServer({ pipeline, approvalState, builtins, resources, version }, caller),
+    background,
+    createServer: (caller) =>
+      createGatewayServer({ pipeline, approvalState, builtins, resources, background, version }, caller),
     sessionSeen(caller, client) {
       const now = Date.now();
       // Touching the session row at most every few seconds keeps a busy client from writing on every request.

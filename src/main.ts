@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { runApprovalsCommand } from './cli/approvals-command.js';
 import { formatAuditRows } from './cli/audit-command.js';
+import { runBackgroundCommand } from './cli/background-command.js';
 import { parseSince, resolveCliContext } from './cli/cli-context.js';
 import { runDoctor } from './cli/doctor-command.js';
 import { startServer } from './cli/serve-command.js';
@@ -27,6 +28,9 @@ usage: toolgate <command> [options]
   approvals [--all] [--json]     list pending approvals (--all: decided ones too)
   approve ID [--session]         allow once (--session: allow this tool for the rest of the session)
   deny ID                        deny
+  background [--session S] [--json]
+                                 list background calls
+  cancel ID                      cancel a running background call (asks the running gateway)
   doctor                         check Node, Python, bubblewrap, the config and each service
 
 common options: --config FILE (default ./toolgate.json, else the demo), --data-dir DIR (default ./data)`;
@@ -107,6 +111,14 @@ async function main(argv: string[]): Promise<number> {
         context(),
         command,
         { id: positionals[0], session: forSession, all: values.all, json: values.json },
+        out,
+      );
+    case 'background':
+    case 'cancel':
+      return runBackgroundCommand(
+        context(),
+        command,
+        { id: positionals[0], session: values.session, json: values.json },
         out,
       );
     case 'doctor':

@@ -4,6 +4,7 @@ import { version } from '../gateway.js';
 import { createLogger } from '../log/logger.js';
 import { resolvePythonRuntime } from '../sandbox/python-runtime.js';
 import { findBwrap } from '../sandbox/run-sandboxed.js';
+import { checkSandbox } from '../sandbox/check-sandbox.js';
 import { ServiceRegistry } from '../upstream/service-registry.js';
 import type { CliContext } from './cli-context.js';
 
@@ -39,6 +40,16 @@ export async function runDoctor(context: () => CliContext, out: (line: string) =
   try {
     const bwrap = await findBwrap();
     checks.push({ name: 'bubblewrap', ok: true, detail: bwrap });
+    if (python !== undefined) {
+      const sandbox = await checkSandbox({ python });
+      checks.push({
+        name: 'sandbox',
+        ok: sandbox.ok,
+        detail: sandbox.ok
+          ? `a sandboxed print(1) ran in ${Math.round(sandbox.durationMs ?? 0)} ms: no network, unprivileged uid, no capabilities`
+          : sandbox.problems.join(' '),
+      });
+    }
   } catch (error) {
     checks.push({ name: 'bubblewrap', ok: false, detail: message(error) });
   }

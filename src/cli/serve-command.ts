@@ -41,12 +41,16 @@ export async function startServer(
     logger,
   });
   gateway.registry.onCatalogueChange(debounce(() => mcp.toolsChanged(), 200));
+  const interrupted = await gateway.background.recoverAfterRestart();
+  if (interrupted > 0)
+    logger.warn(`${interrupted} background call(s) were interrupted by the restart; their failure is delivered`);
   await gateway.registry.start();
   const api = createAdminApi({
     auth,
     config,
     store: gateway.store,
     approvals: gateway.approvals,
+    background: gateway.background,
     events: gateway.events,
     tools: gateway.registry,
     workspaces: gateway.workspaces,

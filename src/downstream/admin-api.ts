@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { ApprovalService } from '../approvals/approval-service.js';
+import type { BackgroundCalls } from '../background/background-calls.js';
 import { isGatewayError, type GatewayErrorCode } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
 import { addConsoleRoutes, type ConsoleApiDeps } from './console-api.js';
@@ -9,6 +10,7 @@ import { bearerToken, type TokenAuth } from './token-auth.js';
 export interface AdminApiDeps extends ConsoleApiDeps {
   auth: TokenAuth;
   approvals: ApprovalService;
+  background: BackgroundCalls;
 }
 
 const httpStatus: Partial<Record<GatewayErrorCode, 400 | 401 | 403 | 404 | 409>> = {
@@ -100,6 +102,28 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
         decidedBy: parsed.data.by ?? `admin (${parsed.data.channel})`,
       });
       return c.json({ approval });
+    } catch (error) {
+      return errorResponse(c, error, deps.logger);
+    }
+  });
+
+  api.get('/background', async (c) => {
+    const status = z
+      .enum(['running', 'ok', 'error', 'cancelled', 'interrupted'])
+      .optional()
+      .safeParse(c.req.query('status'));
+    if (!status.success) return c.json({ error: { code: 'invalid_args', message: 'unknown status' } }, 400);
+    const session = c.req.query('session');
+    const background = await deps.store.listBackground({
+      ...(session === undefined ? {} : { sessionId: session }),
+      ...(status.data === undefined ? {} : { status: status.data }),
+    });
+    return c.json({ background });
+  });
+
+  api.post('/background/:id/cancel', async (c) => {
+    try {
+      return c.json({ background: await deps.background.cancel(c.req.param('id')) });
     } catch (error) {
       return errorResponse(c, error, deps.logger);
     }

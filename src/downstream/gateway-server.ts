@@ -15,6 +15,8 @@ import type { BuiltinTool } from './builtin-tool.js';
 
 export interface GatewayServerDeps {
   pipeline: CallPipeline;
+  /** Finished background results waiting for this session's next tool result. */
+  background: { takeForNextResult(sessionId: string): Promise<string[]> };
   /** Signs the 2026-era approval binding that travels through the client between call and retry. */
   approvalState: RequestStateCodec<ApprovalBinding>;
   builtins: (caller: CallerContext) => BuiltinTool[];
@@ -111,6 +113,12 @@ function approvalChannel(server: Server, ctx: ServerContext): ApprovalChannelHin
   };
 }
 
+/** Delivery as a new message: finished background results ride along, clearly marked, with the next reply. */
+function withBackgroundResults(result: CallToolResult, notes: string[]): CallToolResult {
+  if (notes.length === 0) return result;
+  return { ...result, content: [...result.content, ...notes.map((text) => ({ type: 'text' as const, text }))] };
+}
+
 /** One low-level MCP server for one caller (profile + session); every tools/call goes through the pipeline. */
 export function createGatewayServer(deps: GatewayServerDeps, caller: CallerContext): Server {
   const server = new Server(
@@ -142,9 +150,11 @@ export function createGatewayServer(deps: GatewayServerDeps, caller: CallerConte
       ...(onProgress === undefined ? {} : { onProgress }),
     };
     try {
-      return builtin === undefined
-        ? await deps.pipeline.callDirect(caller, name, args, options)
-        : await builtin.call(args, options);
+      const result =
+        builtin === undefined
+          ? await deps.pipeline.callDirect(caller, name, args, options)
+          : await builtin.call(args, options);
+      return withBackgroundResults(result, await deps.background.takeForNextResult(caller.sessionId));
     } catch (error) {
       if (!isGatewayError(error) || error.code !== 'input_required') {
         return { content: [{ type: 'text', text: describeForClient(error) }], isError: true };

@@ -12,6 +12,7 @@ import type {
   ApprovalChannelHint,
   ApprovalOutcome,
   Approver,
+  BackgroundRunner,
   Allowances,
   AuditLog,
   CallRecordFinish,
@@ -33,6 +34,7 @@ export interface DirectCallOptions {
 
 export interface PipelineDeps {
   tools: ToolSource;
+  background: BackgroundRunner;
   audit: AuditLog;
   allowances: Allowances;
   approver: Approver;
@@ -46,7 +48,8 @@ function errorResult(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
 }
 
-function statusOf(error: unknown): 'error' | 'denied' | 'expired' | 'cancelled' | 'timeout' {
+/** The audit status of a call that ended with `error`, the same for direct calls and scripts. */
+export function statusOf(error: unknown): 'error' | 'denied' | 'expired' | 'cancelled' | 'timeout' {
   if (!isGatewayError(error)) return 'error';
   switch (error.code) {
     case 'denied':
@@ -96,9 +99,10 @@ export class CallPipeline {
     const startedAt = Date.now();
     let entry: CatalogueEntry;
     let approval: ApprovalOutcome | undefined;
+    let background: boolean;
     try {
       entry = this.resolve(caller, name);
-      approval = await this.authorise(caller, entry, args, options);
+      ({ approval, background } = await this.authorise(caller, entry, args, options));
     } catch (error) {
       // A 2026-era approval question is not a finished call: the client retries with the answer.
       if (isGatewayError(error) && error.code === 'input_required') throw error;
@@ -113,11 +117,35 @@ export class CallPipeline {
       return errorResult(message);
     }
     const recordId = await this.startRecord(caller, name, args, startedAt);
+    const start = {
+      sessionId: caller.sessionId,
+      profile: caller.profileName,
+      kind: 'call' as const,
+      tool: name,
+      callId: recordId,
+      immediately: background,
+      ...(options.signal === undefined ? {} : { clientSignal: options.signal }),
+    };
+    return this.deps.background.run(start, (signal) =>
+      this.runUpstream(caller, entry, args, { ...options, signal }, { recordId, startedAt, approval }),
+    );
+  }
+
+  /** The upstream part of a direct call, which may outlive the client's request as a background call. */
+  private async runUpstream(
+    caller: CallerContext,
+    entry: CatalogueEntry,
+    args: Record<string, unknown>,
+    options: DirectCallOptions & { signal: AbortSignal },
+    record: { recordId: number; startedAt: number; approval: ApprovalOutcome | undefined },
+  ): Promise<CallToolResult> {
+    const { recordId, startedAt, approval } = record;
+    const name = entry.name;
     try {
       const result = normaliseResult(
         await this.deps.tools.callTool(entry, args, {
           timeoutMs: this.deps.settings.calls.timeoutSec * 1000,
-          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          signal: options.signal,
           ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
         }),
       );
@@ -288,13 +316,13 @@ export class CallPipeline {
     entry: CatalogueEntry,
     args: Record<string, unknown>,
     options: DirectCallOptions,
-  ): Promise<ApprovalOutcome | undefined> {
+  ): Promise<{ approval: ApprovalOutcome | undefined; background: boolean }> {
     const allowedHash = await this.deps.allowances.get(caller.sessionId, entry.name);
     const decision = decideDirectCall(entry, caller.profile, {
       allowedForSession: allowedHash === entry.definitionHash,
     });
     if (decision.kind === 'refuse') throw new GatewayError('not_offered', decision.reason);
-    if (decision.kind === 'run') return undefined;
+    if (decision.kind === 'run') return { approval: undefined, background: decision.background };
     const outcome = await this.deps.approver.request(
       {
         sessionId: caller.sessionId,
@@ -311,9 +339,9 @@ export class CallPipeline {
     switch (outcome.decision) {
       case 'allow_session':
         await this.deps.allowances.grant(caller.sessionId, entry.name, entry.definitionHash);
-        return outcome;
+        return { approval: outcome, background: decision.background };
       case 'allow_once':
-        return outcome;
+        return { approval: outcome, background: decision.background };
       case 'deny':
         throw new GatewayError('denied', `call to ${entry.name} denied by ${outcome.decidedBy} (${outcome.channel})`);
       case 'expired':

@@ -1,3 +1,4 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ApprovalOption } from '../policy/policy.js';
 
 /** What the pipeline records about one direct call or script (the `gateway_call` audit record). */
@@ -84,4 +85,21 @@ export interface ApprovalChannelHint {
   elicit?: (message: string, options: ApprovalOption[], signal?: AbortSignal) => Promise<ElicitAnswer>;
   /** 2026 era: the call answers input-required and the client retries with the answer. */
   inputRequired?: { state: ApprovalBinding | undefined; answer: ElicitAnswer | undefined };
+}
+
+/** Runs work that may move to the background (PRODUCT.md §6); resolves with the reply for the client now. */
+export interface BackgroundRunner {
+  run(
+    start: {
+      sessionId: string;
+      profile: string;
+      kind: 'call' | 'script';
+      tool: string;
+      callId: number | null;
+      scriptId?: string;
+      clientSignal?: AbortSignal;
+      immediately: boolean;
+    },
+    work: (signal: AbortSignal) => Promise<CallToolResult>,
+  ): Promise<CallToolResult>;
 }

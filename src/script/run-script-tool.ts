@@ -3,8 +3,9 @@ import { z } from 'zod';
 import type { BuiltinCallOptions, BuiltinTool } from '../downstream/builtin-tool.js';
 import { GatewayError, describeForClient, isGatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../events/event-bus.js';
-import type { CallPipeline, CallerContext } from '../pipeline/call-pipeline.js';
-import type { ApprovalOutcome } from '../pipeline/ports.js';
+import { statusOf, type CallPipeline, type CallerContext } from '../pipeline/call-pipeline.js';
+import type { ApprovalOutcome, BackgroundRunner } from '../pipeline/ports.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ScriptSettings } from '../config/config-schema.js';
 import type { Workspaces } from '../sessions/workspace.js';
 import type { ScriptEngine } from './script-engine.js';
@@ -20,6 +21,7 @@ const argumentsSchema = z.object({
 
 export interface RunScriptDeps {
   pipeline: CallPipeline;
+  background: BackgroundRunner;
   engine: ScriptEngine;
   workspaces: Workspaces;
   events: EventBus;
@@ -105,12 +107,8 @@ export function createRunScriptTool(deps: RunScriptDeps, caller: CallerContext):
           'script',
         );
         await deps.pipeline.finishRecord(caller, recordId, 'run_script', startedAt, {
-          status:
-            isGatewayError(error) && error.code === 'denied'
-              ? 'denied'
-              : isGatewayError(error) && error.code === 'approval_expired'
-                ? 'expired'
-                : 'error',
+          // A client that gave up while the approval was pending is `cancelled`, as for a direct call.
+          status: statusOf(error),
           summary: `not started: ${message}`.slice(0, 200),
           error: message,
           approval,
@@ -137,68 +135,83 @@ export function createRunScriptTool(deps: RunScriptDeps, caller: CallerContext):
         'script',
       );
       const forward = progressForwarder(options.onProgress);
-      try {
-        const workspaceDir = await deps.workspaces.ensure(caller.sessionId);
-        const outcome = await deps.engine.run({
-          code,
+      const execute = async (signal: AbortSignal): Promise<CallToolResult> => {
+        try {
+          const workspaceDir = await deps.workspaces.ensure(caller.sessionId);
+          const outcome = await deps.engine.run({
+            code,
+            scriptId: id,
+            workspaceDir,
+            readOnly: caller.profile.readOnly,
+            signal,
+            callTool: (tool, toolArgs, signal) => deps.pipeline.callFromScript(caller, listed, tool, toolArgs, signal),
+            onProgress: (progress) => {
+              deps.events.publish({
+                type: 'script.progress',
+                sessionId: caller.sessionId,
+                scriptId: id,
+                calls: progress.calls,
+                failures: progress.failures,
+                ...(progress.done === null ? {} : { done: progress.done }),
+                ...(progress.total === null ? {} : { total: progress.total }),
+                ...(progress.message === '' ? {} : { message: progress.message }),
+                elapsedMs: progress.elapsedMs,
+                status: progress.status,
+              });
+              forward(progress);
+            },
+          });
+          const reply = buildScriptReply(outcome);
+          const statusMap = { ok: 'ok', failed: 'error', 'timed out': 'timeout', cancelled: 'cancelled' } as const;
+          await deps.pipeline.finishRecord(caller, recordId, 'run_script', startedAt, {
+            status: statusMap[outcome.status],
+            summary: reply.content[0].text.split('\n')[0] ?? '',
+            approval,
+            script: {
+              description,
+              calls: outcome.calls,
+              failures: outcome.failures,
+              callsPerTool: outcome.callsPerTool,
+              exitCode: outcome.exitCode,
+              detailsDir: outcome.detailsDir,
+              content: code,
+            },
+          });
+          return { ...reply, structuredContent: { ...reply.structuredContent } };
+        } catch (error) {
+          const message = describeForClient(error);
+          await deps.pipeline.finishRecord(caller, recordId, 'run_script', startedAt, {
+            status: 'error',
+            summary: `error: ${message}`.slice(0, 200),
+            error: message,
+            approval,
+            script: {
+              description,
+              calls: 0,
+              failures: 0,
+              callsPerTool: {},
+              exitCode: null,
+              detailsDir: `.agent/scripts/${id}/`,
+              content: code,
+            },
+          });
+          if (isGatewayError(error)) return errorReply(message);
+          throw new GatewayError('internal', 'run_script failed inside the gateway', { cause: error });
+        }
+      };
+      return deps.background.run(
+        {
+          sessionId: caller.sessionId,
+          profile: caller.profileName,
+          kind: 'script',
+          tool: 'run_script',
+          callId: recordId,
           scriptId: id,
-          workspaceDir,
-          readOnly: caller.profile.readOnly,
-          signal: options.signal,
-          callTool: (tool, toolArgs, signal) => deps.pipeline.callFromScript(caller, listed, tool, toolArgs, signal),
-          onProgress: (progress) => {
-            deps.events.publish({
-              type: 'script.progress',
-              sessionId: caller.sessionId,
-              scriptId: id,
-              calls: progress.calls,
-              failures: progress.failures,
-              ...(progress.done === null ? {} : { done: progress.done }),
-              ...(progress.total === null ? {} : { total: progress.total }),
-              ...(progress.message === '' ? {} : { message: progress.message }),
-              elapsedMs: progress.elapsedMs,
-              status: progress.status,
-            });
-            forward(progress);
-          },
-        });
-        const reply = buildScriptReply(outcome);
-        const statusMap = { ok: 'ok', failed: 'error', 'timed out': 'timeout', cancelled: 'cancelled' } as const;
-        await deps.pipeline.finishRecord(caller, recordId, 'run_script', startedAt, {
-          status: statusMap[outcome.status],
-          summary: reply.content[0].text.split('\n')[0] ?? '',
-          approval,
-          script: {
-            description,
-            calls: outcome.calls,
-            failures: outcome.failures,
-            callsPerTool: outcome.callsPerTool,
-            exitCode: outcome.exitCode,
-            detailsDir: outcome.detailsDir,
-            content: code,
-          },
-        });
-        return reply;
-      } catch (error) {
-        const message = describeForClient(error);
-        await deps.pipeline.finishRecord(caller, recordId, 'run_script', startedAt, {
-          status: 'error',
-          summary: `error: ${message}`.slice(0, 200),
-          error: message,
-          approval,
-          script: {
-            description,
-            calls: 0,
-            failures: 0,
-            callsPerTool: {},
-            exitCode: null,
-            detailsDir: `.agent/scripts/${id}/`,
-            content: code,
-          },
-        });
-        if (isGatewayError(error)) return errorReply(message);
-        throw new GatewayError('internal', 'run_script failed inside the gateway', { cause: error });
-      }
+          clientSignal: options.signal,
+          immediately: false,
+        },
+        execute,
+      );
     },
   };
 }
