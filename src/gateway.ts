@@ -34,6 +34,7 @@ export interface Gateway {
   approvals: ApprovalService;
   background: BackgroundCalls;
   createServer(caller: CallerContext): Server;
+  builtins(caller: CallerContext): BuiltinTool[];
   sessionSeen(caller: CallerContext, client: string | undefined): void;
   close(): Promise<void>;
 }
@@ -102,6 +103,7 @@ export async function createGateway(options: {
     pipeline,
     approvals,
     background,
+    builtins,
     createServer: (caller) =>
       createGatewayServer({ pipeline, approvalState, builtins, resources, background, version }, caller),
     sessionSeen(caller, client) {

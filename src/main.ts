@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { runApprovalsCommand } from './cli/approvals-command.js';
 import { formatAuditRows } from './cli/audit-command.js';
+import { runScriptFile } from './cli/run-command.js';
 import { runBackgroundCommand } from './cli/background-command.js';
 import { parseSince, resolveCliContext } from './cli/cli-context.js';
 import { runDoctor } from './cli/doctor-command.js';
@@ -23,6 +24,8 @@ usage: toolgate <command> [options]
   serve                          run the gateway (MCP at /mcp, /health)
   stdio --profile P              serve one MCP client over stdio
   tools [--profile P] [--json]   list the tool catalogue with classes and reasons
+  run SCRIPT.py [--profile P] [--tools a,b]
+                                 run a script like run_script does, with a progress bar on stderr
   audit [--session S] [--tool T] [--since D] [--limit N] [--json]
                                  show gateway_call audit records (D: ISO date or 30m, 12h, 7d)
   approvals [--all] [--json]     list pending approvals (--all: decided ones too)
@@ -52,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
       since: { type: 'string' },
       limit: { type: 'string' },
       all: { type: 'boolean', default: false },
+      tools: { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -77,6 +81,20 @@ async function main(argv: string[]): Promise<number> {
       process.stdin.once('end', () => void close().then(() => process.exit(0)));
       return new Promise<number>(() => undefined);
     }
+    case 'run':
+      return runScriptFile(
+        context(),
+        {
+          file: positionals[0],
+          profile: values.profile,
+          tools: (values.tools ?? '')
+            .split(',')
+            .map((tool) => tool.trim())
+            .filter((tool) => tool !== ''),
+        },
+        createLogger({ level: 'warn' }),
+        out,
+      );
     case 'tools': {
       const ctx = context();
       const registry = new ServiceRegistry(ctx.config, {

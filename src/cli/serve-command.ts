@@ -2,6 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { loadOrCreateSecrets } from '../config/secrets.js';
 import { createAdminApi } from '../downstream/admin-api.js';
+import { createConsoleApp } from '../downstream/console-static.js';
 import { createHttpApp } from '../downstream/http-app.js';
 import { McpHttpEndpoint } from '../downstream/mcp-http.js';
 import { TokenAuth } from '../downstream/token-auth.js';
@@ -56,7 +57,7 @@ export async function startServer(
     workspaces: gateway.workspaces,
     logger,
   });
-  const app = createHttpApp({ mcp, tools: gateway.registry, api });
+  const app = createHttpApp({ mcp, tools: gateway.registry, api, console: createConsoleApp() });
   const server = await new Promise<ServerType>((resolve) => {
     const started = serve({ fetch: app.fetch, hostname: config.listen.host, port: config.listen.port }, () =>
       resolve(started),
