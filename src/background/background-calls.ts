@@ -5,24 +5,13 @@ import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
 import { createInitialDelivery, type BackgroundCall, type BackgroundStatus } from '../store/store-records.js';
+import type { BackgroundRunner, BackgroundStart } from '../pipeline/ports.js';
 import type { WebhookSender } from './webhook-sender.js';
 
 /** What a finished background call delivers: the reply the client would have received. */
 export interface BackgroundResult {
   text: string;
   isError: boolean;
-}
-
-export interface BackgroundStart {
-  sessionId: string;
-  profile: string;
-  kind: 'call' | 'script';
-  tool: string;
-  callId: number | null;
-  scriptId?: string;
-  clientSignal?: AbortSignal;
-  /** Long-task tools go to the background at once; everything else after `autoAfterSec`. */
-  immediately: boolean;
 }
 
 interface Running {
@@ -38,7 +27,7 @@ function textOf(result: CallToolResult): string {
  * Background calls (PRODUCT.md §6): work still running after the threshold answers the client at once and
  * goes on, detached from the client's request; its result is delivered later to the initiating session.
  */
-export class BackgroundCalls {
+export class BackgroundCalls implements BackgroundRunner {
   private readonly running = new Map<string, Running>();
   /** Results claimed for a session's next tool result, so two concurrent replies never both carry one. */
   private readonly claimed = new Set<string>();

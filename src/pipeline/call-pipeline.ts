@@ -106,15 +106,14 @@ export class CallPipeline {
     } catch (error) {
       // A 2026-era approval question is not a finished call: the client retries with the answer.
       if (isGatewayError(error) && error.code === 'input_required') throw error;
-      const message = describeForClient(error);
-      const recordId = await this.startRecord(caller, name, args, startedAt);
-      await this.finishRecord(caller, recordId, name, startedAt, {
-        status: statusOf(error),
-        summary: `error: ${message}`.slice(0, 200),
-        error: message,
+      return this.failRecord(
+        caller,
+        await this.startRecord(caller, name, args, startedAt),
+        name,
+        startedAt,
+        error,
         approval,
-      });
-      return errorResult(message);
+      );
     }
     const recordId = await this.startRecord(caller, name, args, startedAt);
     const start = {
@@ -165,16 +164,28 @@ export class CallPipeline {
         ...(result.isError ? { isError: true } : {}),
       };
     } catch (error) {
-      const message = describeForClient(error);
       if (!isGatewayError(error)) this.deps.logger.error(`call ${name} failed`, { error: String(error) });
-      await this.finishRecord(caller, recordId, name, startedAt, {
-        status: statusOf(error),
-        summary: `error: ${message}`.slice(0, 200),
-        error: message,
-        approval,
-      });
-      return errorResult(message);
+      return this.failRecord(caller, recordId, name, startedAt, error, approval);
     }
+  }
+
+  /** Closes a call's record as failed and gives the client the error, never an internal detail. */
+  private async failRecord(
+    caller: CallerContext,
+    recordId: number,
+    tool: string,
+    startedAt: number,
+    error: unknown,
+    approval: ApprovalOutcome | undefined,
+  ): Promise<CallToolResult> {
+    const message = describeForClient(error);
+    await this.finishRecord(caller, recordId, tool, startedAt, {
+      status: statusOf(error),
+      summary: `error: ${message}`.slice(0, 200),
+      error: message,
+      approval,
+    });
+    return errorResult(message);
   }
 
   /** Opens the `gateway_call` record of a direct call or (kind `script`) of a whole run_script. */

@@ -89,17 +89,17 @@ export interface ApprovalChannelHint {
 
 /** Runs work that may move to the background (PRODUCT.md §6); resolves with the reply for the client now. */
 export interface BackgroundRunner {
-  run(
-    start: {
-      sessionId: string;
-      profile: string;
-      kind: 'call' | 'script';
-      tool: string;
-      callId: number | null;
-      scriptId?: string;
-      clientSignal?: AbortSignal;
-      immediately: boolean;
-    },
-    work: (signal: AbortSignal) => Promise<CallToolResult>,
-  ): Promise<CallToolResult>;
+  run(start: BackgroundStart, work: (signal: AbortSignal) => Promise<CallToolResult>): Promise<CallToolResult>;
+}
+
+export interface BackgroundStart {
+  sessionId: string;
+  profile: string;
+  kind: 'call' | 'script';
+  tool: string;
+  callId: number | null;
+  scriptId?: string;
+  clientSignal?: AbortSignal;
+  /** Long-task tools go to the background at once; everything else after `autoAfterSec`. */
+  immediately: boolean;
 }
