@@ -37,7 +37,10 @@ function errorReply(message: string) {
   return { content: [{ type: 'text' as const, text: `run_script not started: ${message}` }], isError: true };
 }
 
-/** MCP progress must only grow: the script's own counter when it reported one, else the call count. */
+/**
+ * MCP progress must only grow: the script's own counter when it reported one, else the call count. A total is
+ * sent only while the value is within it (the call count may already be past the script's own total).
+ */
 function progressForwarder(onProgress: BuiltinCallOptions['onProgress']): (progress: ScriptProgress) => void {
   let last = 0;
   return (progress) => {
@@ -49,7 +52,7 @@ function progressForwarder(onProgress: BuiltinCallOptions['onProgress']): (progr
     );
     onProgress({
       progress: value,
-      ...(progress.total === null ? {} : { total: progress.total }),
+      ...(progress.total === null || value > progress.total ? {} : { total: progress.total }),
       message: parts.join(' · '),
     });
   };
