@@ -33,9 +33,26 @@ export function expandEnvironment(value: JsonValue, environment: NodeJS.ProcessE
   return value;
 }
 
+/**
+ * A union's own message ("either command or url") misleads when the entry clearly meant one branch, e.g. a stdio
+ * server with a bad `args`: when exactly one branch accepts all of the entry's keys, its issues are reported instead.
+ */
+function flattenIssue(issue: z.core.$ZodIssue, base: readonly PropertyKey[]): string[] {
+  const path = [...base, ...issue.path];
+  if (issue.code === 'invalid_union') {
+    const fitting = issue.errors.filter(
+      (branch) => !branch.some((inner) => inner.code === 'unrecognized_keys' && inner.path.length === 0),
+    );
+    if (fitting.length === 1 && fitting[0] !== undefined) {
+      return fitting[0].flatMap((inner) => flattenIssue(inner, path));
+    }
+  }
+  return [`config error at ${formatPath(path)}: ${issue.message}`];
+}
+
 /** One line per problem; zod's messages name types and expectations, never the received value. */
 function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `config error at ${formatPath(issue.path)}: ${issue.message}`).join('\n');
+  return error.issues.flatMap((issue) => flattenIssue(issue, [])).join('\n');
 }
 
 function checkReferences(config: Config): string[] {
