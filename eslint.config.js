@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'web/**', 'data/**', 'node_modules/**', 'bench/results/**', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'web/dist/**', 'data/**', 'node_modules/**', 'bench/results/**', 'eslint.config.js'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -13,4 +13,6 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
     },
   },
+  // Test fixtures are plain ES modules run by node, outside the TypeScript project.
+  { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

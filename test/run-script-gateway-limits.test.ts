@@ -118,10 +118,8 @@ print("done", done)
 });
 
 describe('two gateways on one host', () => {
-  // BUG: the sandbox uid pool (61000–61063) is per ScriptEngine, not per host: two gateways (or `toolgate run`
-  // beside `toolgate serve`) hand out the same uid, and when one script ends, run-sandboxed's ensureUidGone
-  // waits 1.5 s and SIGKILLs every process of that uid, so the other gateway's script dies (exit 137).
-  it.skip("do not end each other's scripts", async () => {
+  // Two gateways on one host lease sandbox uids host-wide, so one's cleanup never ends the other's script.
+  it("do not end each other's scripts", async () => {
     const first = await connect(gateway, 'modern', 'shared-uid');
     const second = await connect(limited, 'modern', 'shared-uid');
     const long = runScript(first, 'import time\ntime.sleep(3)\nprint("survived")');
