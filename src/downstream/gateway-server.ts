@@ -9,6 +9,7 @@ import type { ClientCapabilities, RequestStateCodec } from '@modelcontextprotoco
 import type { CallToolResult, ServerContext, Tool } from '@modelcontextprotocol/server';
 import { describeForClient, isGatewayError } from '../errors/gateway-error.js';
 import type { ApprovalBinding, ApprovalChannelHint, ElicitAnswer } from '../pipeline/ports.js';
+import type { ElicitationForwarder } from '../upstream/service-connection.js';
 import type { ApprovalOption } from '../policy/policy.js';
 import type { CallerContext, CallPipeline } from '../pipeline/call-pipeline.js';
 import type { BuiltinTool } from './builtin-tool.js';
@@ -82,13 +83,28 @@ function answerOf(
 }
 
 /** The in-band way to ask this client, when it declared elicitation: a request (2025) or input-required (2026). */
-function approvalChannel(server: Server, ctx: ServerContext): ApprovalChannelHint {
+function clientEra(server: Server, ctx: ServerContext): { modern: boolean; elicitation: boolean } {
   const modern = ctx.mcpReq.envelope !== undefined && Object.keys(ctx.mcpReq.envelope).length > 0;
   const capabilities = modern
     ? (ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as keyof typeof ctx.mcpReq.envelope] as
         ClientCapabilities | undefined)
     : server.getClientCapabilities();
-  if (capabilities?.elicitation === undefined) return {};
+  return { modern, elicitation: capabilities?.elicitation !== undefined };
+}
+
+/**
+ * A service's own question during a direct call reaches a 2025-era client that declared elicitation; a
+ * 2026-era client cannot be sent a request mid-call, so for it (and inside scripts) the service is declined.
+ */
+function elicitationForwarder(server: Server, ctx: ServerContext): ElicitationForwarder | undefined {
+  const { modern, elicitation } = clientEra(server, ctx);
+  if (modern || !elicitation) return undefined;
+  return (params) => ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal, timeout: 24 * 3600 * 1000 });
+}
+
+function approvalChannel(server: Server, ctx: ServerContext): ApprovalChannelHint {
+  const { modern, elicitation } = clientEra(server, ctx);
+  if (!elicitation) return {};
   if (modern) {
     const state = ctx.mcpReq.requestState<ApprovalBinding>();
     const view = inputResponse(ctx.mcpReq.inputResponses, 'approval');
@@ -144,10 +160,12 @@ export function createGatewayServer(deps: GatewayServerDeps, caller: CallerConte
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const onProgress = progressReporter(ctx, request.params._meta?.progressToken);
     const builtin = deps.builtins(caller).find((candidate) => candidate.definition.name === name);
+    const forwardElicitation = elicitationForwarder(server, ctx);
     const options = {
       signal: ctx.mcpReq.signal,
       approvalChannel: approvalChannel(server, ctx),
       ...(onProgress === undefined ? {} : { onProgress }),
+      ...(forwardElicitation === undefined ? {} : { forwardElicitation }),
     };
     try {
       const result =

@@ -5,6 +5,7 @@ import { GatewayError, describeForClient, isGatewayError } from '../errors/gatew
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../log/logger.js';
 import { checkScriptToolList, decideDirectCall, decideScriptCall, isOffered } from '../policy/policy.js';
+import type { ElicitationForwarder } from '../upstream/service-connection.js';
 import type { ToolSource } from '../upstream/service-registry.js';
 import { fitResult } from './fit-result.js';
 import { normaliseResult, summariseResult, type NormalisedResult } from './normalise-result.js';
@@ -28,6 +29,8 @@ export interface CallerContext {
 
 export interface DirectCallOptions {
   signal?: AbortSignal;
+  /** The calling client's elicitation, for a service that asks a question during the call. */
+  forwardElicitation?: ElicitationForwarder;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   approvalChannel?: ApprovalChannelHint;
 }
@@ -146,6 +149,7 @@ export class CallPipeline {
           timeoutMs: this.deps.settings.calls.timeoutSec * 1000,
           signal: options.signal,
           ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+          ...(options.forwardElicitation === undefined ? {} : { forwardElicitation: options.forwardElicitation }),
         }),
       );
       const fullPath = `.agent/results/${recordId}-${entry.upstreamName.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`;

@@ -1,5 +1,6 @@
 import { Client, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { CallToolResult, Tool, Transport } from '@modelcontextprotocol/client';
+import type { CallToolResult, ElicitRequest, ElicitResult, Tool, Transport } from '@modelcontextprotocol/client';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -18,9 +19,14 @@ export interface ServiceState {
   reconnects: number;
 }
 
+/** Passes a service's elicitation request on to the person behind the calling client. */
+export type ElicitationForwarder = (params: ElicitRequest['params']) => Promise<ElicitResult>;
+
 export interface ToolCallOptions {
   signal?: AbortSignal;
   timeoutMs: number;
+  /** Absent (scripts, clients without elicitation): the service's elicitation is declined. */
+  forwardElicitation?: ElicitationForwarder;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
@@ -43,6 +49,9 @@ export class ServiceConnection {
   private attempt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The forwarder of the call a service's elicitation belongs to, when the SDK runs its handler inside it. */
+  private readonly callContext = new AsyncLocalStorage<{ forward: ElicitationForwarder | undefined }>();
+  private readonly inflight = new Set<{ forward: ElicitationForwarder | undefined }>();
 
   constructor(private readonly options: ServiceConnectionOptions) {
     this.name = options.name;
@@ -76,26 +85,32 @@ export class ServiceConnection {
         `service ${this.name} is down${this.current.error === undefined ? '' : ` (${this.current.error})`}; its tools are unavailable until it reconnects`,
       );
     }
+    const call = { forward: options.forwardElicitation };
+    this.inflight.add(call);
     try {
-      return await client.callTool(
-        { name: tool, arguments: args },
-        {
-          timeout: options.timeoutMs,
-          ...(options.signal === undefined ? {} : { signal: options.signal }),
-          ...(options.onProgress === undefined
-            ? {}
-            : {
-                onprogress: (progress) =>
-                  options.onProgress?.({
-                    progress: progress.progress,
-                    ...(progress.total === undefined ? {} : { total: progress.total }),
-                    ...(progress.message === undefined ? {} : { message: progress.message }),
-                  }),
-              }),
-        },
+      return await this.callContext.run(call, () =>
+        client.callTool(
+          { name: tool, arguments: args },
+          {
+            timeout: options.timeoutMs,
+            ...(options.signal === undefined ? {} : { signal: options.signal }),
+            ...(options.onProgress === undefined
+              ? {}
+              : {
+                  onprogress: (progress) =>
+                    options.onProgress?.({
+                      progress: progress.progress,
+                      ...(progress.total === undefined ? {} : { total: progress.total }),
+                      ...(progress.message === undefined ? {} : { message: progress.message }),
+                    }),
+                }),
+          },
+        ),
       );
     } catch (error) {
       throw this.translateCallError(tool, error, options);
+    } finally {
+      this.inflight.delete(call);
     }
   }
 
@@ -159,6 +174,7 @@ export class ServiceConnection {
     const client = new Client(
       { name: 'toolgate', version: this.options.version },
       {
+        capabilities: { elicitation: { form: {} } },
         versionNegotiation: { mode: 'auto', probe: { timeoutMs: 5_000 } },
         listChanged: {
           tools: {
@@ -171,6 +187,7 @@ export class ServiceConnection {
         },
       },
     );
+    client.setRequestHandler('elicitation/create', (request) => this.forwardElicitation(request.params));
     try {
       await client.connect(this.createTransport(this.options.config), { timeout: 30_000 });
       const { tools } = await client.listTools();
@@ -194,6 +211,16 @@ export class ServiceConnection {
       this.options.logger.warn(`service ${this.name} failed to start: ${message.slice(0, 300)}`);
       this.markDownAndRetry(`failed to start: ${message.slice(0, 200)}`);
     }
+  }
+
+  /**
+   * A 2026-era service's question arrives inside its call (the SDK fulfils input-required in the call's async
+   * context); a 2025-era request carries no link to its call, so it goes to the only call in flight, if one.
+   */
+  private async forwardElicitation(params: ElicitRequest['params']): Promise<ElicitResult> {
+    const call = this.callContext.getStore() ?? (this.inflight.size === 1 ? [...this.inflight][0] : undefined);
+    if (call?.forward === undefined) return { action: 'decline' };
+    return call.forward(params);
   }
 
   private handleClose(client: Client): void {
