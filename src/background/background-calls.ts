@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../log/logger.js';
+import { interruptedError } from '../store/sqlite-background.js';
 import type { Store } from '../store/store.js';
 import { createInitialDelivery, type BackgroundCall, type BackgroundStatus } from '../store/store-records.js';
 import type { BackgroundRunner, BackgroundStart } from '../pipeline/ports.js';
@@ -151,23 +152,35 @@ export class BackgroundCalls implements BackgroundRunner {
     return notes;
   }
 
-  /** After a restart: whatever was running is failed and delivered like a result. */
+  /**
+   * After a restart: whatever was running is failed and delivered like a result, its audit record completed,
+   * and webhook deliveries that were still being retried when the gateway stopped are taken up again.
+   */
   async recoverAfterRestart(): Promise<number> {
-    const interrupted = await this.deps.store.markRunningInterrupted(Date.now());
+    const now = Date.now();
+    const interrupted = await this.deps.store.markRunningInterrupted(now);
     for (const call of interrupted) {
-      if (call.callId !== null) {
-        await this.deps.store.updateCall(call.callId, {
-          status: 'interrupted',
-          error: 'interrupted by a gateway restart',
-        });
-      }
+      if (call.callId !== null) await this.interruptRecord(call.callId, now);
       await this.deliver(call);
     }
     const orphans = await this.deps.store.queryCalls({ status: 'running', limit: 500 });
-    for (const row of orphans.rows) {
-      await this.deps.store.updateCall(row.id, { status: 'interrupted', error: 'interrupted by a gateway restart' });
-    }
+    for (const row of orphans.rows) await this.interruptRecord(row.id, now);
+    const interruptedIds = new Set(interrupted.map((call) => call.id));
+    const unsent = (await this.deps.store.listBackground({ limit: 1000 })).filter(
+      (call) => call.status !== 'running' && call.delivery.webhook.state === 'pending' && !interruptedIds.has(call.id),
+    );
+    for (const call of unsent) this.deps.webhooks.send(call);
     return interrupted.length;
+  }
+
+  private async interruptRecord(callId: number, now: number): Promise<void> {
+    const record = await this.deps.store.getCall(callId);
+    await this.deps.store.updateCall(callId, {
+      status: 'interrupted',
+      error: interruptedError,
+      resultSummary: `error: ${interruptedError}`,
+      ...(record === undefined ? {} : { durationMs: now - record.startedAt }),
+    });
   }
 
   private async finish(id: string, status: Exclude<BackgroundStatus, 'running'>, text: string): Promise<void> {

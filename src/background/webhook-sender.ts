@@ -48,7 +48,23 @@ export class WebhookSender {
   send(call: BackgroundCall): void {
     const webhook = this.deps.profiles[call.profile]?.webhook;
     if (webhook === undefined || call.delivery.webhook.state === 'delivered') return;
-    void this.attempt(call, webhook, 0);
+    // A delivery taken up again after a restart goes on counting (and backing off) from where it stopped.
+    this.schedule(call, webhook, call.delivery.webhook.attempts, 0);
+  }
+
+  /** An attempt that cannot even record its outcome (e.g. the store closed at shutdown) is logged, never thrown. */
+  private schedule(
+    call: BackgroundCall,
+    webhook: { url: string; secret: string },
+    attempt: number,
+    delay: number,
+  ): void {
+    const run = (): void =>
+      void this.attempt(call, webhook, attempt).catch((error: unknown) =>
+        this.deps.logger.error(`webhook for ${call.id} could not be recorded`, { error: String(error) }),
+      );
+    if (delay === 0) run();
+    else setTimeout(run, delay).unref();
   }
 
   private async attempt(
@@ -82,7 +98,7 @@ export class WebhookSender {
     });
     if (state === 'pending' && delay !== undefined) {
       this.deps.logger.warn(`webhook for ${call.id} failed (${error ?? ''}); retrying in ${delay / 1000} s`);
-      setTimeout(() => void this.attempt(call, webhook, attempt + 1), delay).unref();
+      this.schedule(call, webhook, attempt + 1, delay);
     } else if (state === 'failed') {
       this.deps.logger.error(`webhook for ${call.id} failed ${attempt + 1} times; giving up`);
     }
