@@ -130,6 +130,7 @@ export async function createGateway(options: {
       }
     },
     async close() {
+      background.close();
       approvals.close();
       await registry.close();
       await store.close();

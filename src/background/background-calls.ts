@@ -30,6 +30,7 @@ function textOf(result: CallToolResult): string {
  */
 export class BackgroundCalls implements BackgroundRunner {
   private readonly running = new Map<string, Running>();
+  private closing = false;
   /** Results claimed for a session's next tool result, so two concurrent replies never both carry one. */
   private readonly claimed = new Set<string>();
 
@@ -131,7 +132,7 @@ export class BackgroundCalls implements BackgroundRunner {
     if (call === undefined || call.sessionId !== sessionId)
       throw new GatewayError('not_found', `no background call ${id}`);
     if (call.status !== 'running' && call.delivery.tool === 'pending') {
-      await this.deps.store.updateDelivery(id, { ...call.delivery, tool: 'delivered' });
+      await this.deps.store.updateDelivery(id, { tool: 'delivered' });
     }
     return call;
   }
@@ -145,7 +146,7 @@ export class BackgroundCalls implements BackgroundRunner {
     for (const call of finished) this.claimed.add(call.id);
     const notes: string[] = [];
     for (const call of finished) {
-      await this.deps.store.updateDelivery(call.id, { ...call.delivery, nextResult: 'delivered' });
+      await this.deps.store.updateDelivery(call.id, { nextResult: 'delivered' });
       if (call.delivery.tool === 'delivered') continue;
       notes.push(describeFinished(call));
     }
@@ -183,7 +184,19 @@ export class BackgroundCalls implements BackgroundRunner {
     });
   }
 
+  /**
+   * Shutdown: running work is ended without recording an outcome, so the next start marks it interrupted and
+   * delivers that, as after a crash.
+   */
+  close(): void {
+    this.closing = true;
+    for (const running of this.running.values()) running.controller.abort();
+    this.running.clear();
+    this.deps.webhooks.close();
+  }
+
   private async finish(id: string, status: Exclude<BackgroundStatus, 'running'>, text: string): Promise<void> {
+    if (this.closing) return;
     this.running.delete(id);
     const changed = await this.deps.store.finishBackground(id, {
       status,
@@ -203,7 +216,7 @@ export class BackgroundCalls implements BackgroundRunner {
       sessionId: call.sessionId,
       status: call.status,
     });
-    await this.deps.store.updateDelivery(call.id, { ...call.delivery, event: 'delivered' });
+    await this.deps.store.updateDelivery(call.id, { event: 'delivered' });
     this.deps.webhooks.send(call);
   }
 }

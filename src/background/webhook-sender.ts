@@ -36,6 +36,8 @@ export class WebhookSender {
   private readonly fetch: typeof fetch;
   private readonly delays: readonly number[];
 
+  private readonly timers = new Set<NodeJS.Timeout>();
+
   constructor(private readonly deps: WebhookSenderDeps) {
     this.fetch = deps.fetch ?? fetch;
     this.delays = deps.retryDelaysMs ?? [1_000, 2_000, 5_000, 15_000, 60_000];
@@ -64,7 +66,13 @@ export class WebhookSender {
         this.deps.logger.error(`webhook for ${call.id} could not be recorded`, { error: String(error) }),
       );
     if (delay === 0) run();
-    else setTimeout(run, delay).unref();
+    else this.timers.add(setTimeout(run, delay).unref());
+  }
+
+  /** Stops pending retries; deliveries still pending are sent again at the next start. */
+  close(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
   }
 
   private async attempt(
@@ -91,9 +99,7 @@ export class WebhookSender {
     }
     const delay = this.delays[attempt];
     const state = error === undefined ? 'delivered' : delay === undefined ? 'failed' : 'pending';
-    const current = (await this.deps.store.getBackground(call.id))?.delivery ?? call.delivery;
     await this.deps.store.updateDelivery(call.id, {
-      ...current,
       webhook: { state, attempts: attempt + 1, ...(error === undefined ? {} : { lastError: error.slice(0, 200) }) },
     });
     if (state === 'pending' && delay !== undefined) {

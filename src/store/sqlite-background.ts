@@ -8,6 +8,7 @@ import {
   backgroundStatusSchema,
   callKindSchema,
   type BackgroundCall,
+  type BackgroundDelivery,
   type BackgroundStatus,
 } from './store-records.js';
 
@@ -112,10 +113,12 @@ export function createBackgroundMethods(db: Database.Database): BackgroundMethod
     },
     finishBackground: (id, input) =>
       finish.run(input.status, input.finishedAt, toJsonColumn(input.result), input.error ?? null, id).changes === 1,
-    updateDelivery: (id, delivery) => {
-      const result = setDelivery.run(JSON.stringify(delivery), id);
-      if (result.changes === 0) throw new GatewayError('not_found', `no background call ${id}`);
-    },
+    // Read and write in one transaction, so channels recording their delivery at once never undo each other.
+    updateDelivery: db.transaction((id: string, patch: Partial<BackgroundDelivery>): void => {
+      const row = selectOne.get(id);
+      if (row === undefined) throw new GatewayError('not_found', `no background call ${id}`);
+      setDelivery.run(JSON.stringify({ ...toBackgroundCall(row).delivery, ...patch }), id);
+    }),
     markRunningInterrupted: db.transaction((at: number): BackgroundCall[] => {
       const ids = selectRunning.all().map((row) => parseRow(rowIdSchema, row, 'background_calls').id);
       for (const id of ids) finish.run('interrupted', at, null, interruptedError, id);

@@ -68,7 +68,8 @@ export interface Store {
   }): Promise<BackgroundCall[]>;
   /** Ends a running background call; false when it was not running (already ended or unknown). */
   finishBackground(id: string, finish: BackgroundFinish): Promise<boolean>;
-  updateDelivery(id: string, delivery: BackgroundDelivery): Promise<void>;
+  /** Sets the given channels' delivery state, leaving the others as stored. */
+  updateDelivery(id: string, delivery: Partial<BackgroundDelivery>): Promise<void>;
   /** After a restart: every running background call becomes 'interrupted'; returns those rows. */
   markRunningInterrupted(at: number): Promise<BackgroundCall[]>;
 
