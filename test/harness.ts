@@ -15,7 +15,11 @@ export const tokens = {
 };
 
 /** The demo fleet as a stdio service, as the built gateway runs it (tests need `npm run build` first). */
-export function fleetService(env: Record<string, string> = {}): { command: string; args: string[]; env: Record<string, string> } {
+export function fleetService(env: Record<string, string> = {}): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+} {
   return { command: process.execPath, args: [fleetServerPath()], env: { FLEET_REPORT_SECONDS: '2', ...env } };
 }
 
