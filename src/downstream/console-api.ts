@@ -44,15 +44,17 @@ const fileQuerySchema = z.object({
 /** Console routes (already behind the admin-token guard of the /api app): sessions, audit, tools, files, events. */
 export function addConsoleRoutes(api: Hono, deps: ConsoleApiDeps): void {
   api.get('/sessions', async (c) => {
-    const [sessions, running, pending] = await Promise.all([
+    const [sessions, running, background, pending] = await Promise.all([
       deps.store.listSessions({ limit: 200 }),
       deps.store.queryCalls({ status: 'running', limit: 500 }),
+      deps.store.queryCalls({ status: 'background', limit: 500 }),
       deps.store.listApprovals({ status: 'pending', limit: 500 }),
     ]);
+    const work = [...running.rows, ...background.rows];
     return c.json({
       sessions: sessions.map((session) => ({
         ...session,
-        running: running.rows.filter((row) => row.sessionId === session.id).length,
+        running: work.filter((row) => row.sessionId === session.id).length,
         pendingApprovals: pending.filter((approval) => approval.sessionId === session.id).length,
       })),
     });
