@@ -81,6 +81,7 @@ export async function startServer(
       ? `  admin token   ${secrets.adminToken}   (shown once; kept in ${context.dataDir}/secrets.json)`
       : `  admin token   ${config.adminToken === undefined ? `in ${context.dataDir}/secrets.json` : 'from your config'}`,
   );
+  out(`  console       ${url}/   (sign in with the admin token)`);
   out(`  data          ${context.dataDir}   (SQLite toolgate.db, workspaces/)`);
   out(`  config        ${context.configSource}`);
   for (const [name, state] of Object.entries(gateway.registry.serviceStates())) {
