@@ -3,22 +3,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { workspaceDirName } from '../src/sessions/workspace.js';
 import { textOf, tokens, type TestGateway } from './harness.js';
+import type { ScriptReplySummary } from '../src/script/script-reply.js';
 
 // Shared by the run_script gateway e2e files: calling run_script, finding a session's files, answering approvals.
 
-export interface ScriptSummary {
-  status: string;
-  calls: number;
-  failures: number;
-  callsPerTool: Record<string, number>;
-  durationMs: number;
-  exitCode: number | null;
-  detailsDir: string;
-  outputFile: string;
-  outputChars: number;
-  outputTruncated: boolean;
-  killedReason?: string;
-}
+/** The structured part of a run_script reply. */
+export type ScriptSummary = ScriptReplySummary;
 
 export interface ScriptResult {
   text: string;

@@ -4,7 +4,7 @@ import type { BuiltinCallOptions, BuiltinTool } from '../downstream/builtin-tool
 import { GatewayError, describeForClient, isGatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import { statusOf, type CallPipeline, type CallerContext } from '../pipeline/call-pipeline.js';
-import type { ApprovalOutcome, BackgroundRunner } from '../pipeline/ports.js';
+import type { ApprovalOutcome, BackgroundRunner, ScriptRecordDetails } from '../pipeline/ports.js';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ScriptSettings } from '../config/config-schema.js';
 import type { Workspaces } from '../sessions/workspace.js';
@@ -31,6 +31,11 @@ export interface RunScriptDeps {
 function scriptId(): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The audit's script details for a run that made no call. */
+function notRun(description: string, code: string, detailsDir: string): ScriptRecordDetails {
+  return { description, calls: 0, failures: 0, callsPerTool: {}, exitCode: null, detailsDir, content: code };
 }
 
 function errorReply(message: string) {
@@ -115,15 +120,7 @@ export function createRunScriptTool(deps: RunScriptDeps, caller: CallerContext):
           summary: `not started: ${message}`.slice(0, 200),
           error: message,
           approval,
-          script: {
-            description,
-            calls: 0,
-            failures: 0,
-            callsPerTool: {},
-            exitCode: null,
-            detailsDir: '',
-            content: code,
-          },
+          script: notRun(description, code, ''),
         });
         return isGatewayError(error) && error.code === 'not_allowed'
           ? { content: [{ type: 'text', text: message }], isError: true }
@@ -188,15 +185,7 @@ export function createRunScriptTool(deps: RunScriptDeps, caller: CallerContext):
             summary: `error: ${message}`.slice(0, 200),
             error: message,
             approval,
-            script: {
-              description,
-              calls: 0,
-              failures: 0,
-              callsPerTool: {},
-              exitCode: null,
-              detailsDir: `.agent/scripts/${id}/`,
-              content: code,
-            },
+            script: notRun(description, code, `.agent/scripts/${id}/`),
           });
           if (isGatewayError(error)) return errorReply(message);
           throw new GatewayError('internal', 'run_script failed inside the gateway', { cause: error });
