@@ -32,6 +32,8 @@ __all__ = ["ToolError", "call", "call_many", "call_raw", "progress", "BATCH_SIZE
 
 #: call_many sends its requests in batches of this size.
 BATCH_SIZE = 50
+# How many calls before the end of a batch the next batch is sent (twice the default concurrency).
+_LOOKAHEAD = 8
 
 _REQUEST_FD = 3
 _REPLY_FD = 4
@@ -238,16 +240,28 @@ def call_many(tool: str, args_list: Sequence[Dict[str, Any]], return_errors: boo
 
     Requests go to the gateway in batches of BATCH_SIZE and run concurrently under the script's
     limit. With return_errors=True a failed item is its ToolError (with .index) at its position.
-    Otherwise the first failure by position is raised once the batch in flight has settled, and
+    Otherwise the first failure by position is raised once the calls in flight have settled, and
     no further batch is sent.
     """
     items = list(args_list)
     requests = [_check_request(tool, args, index) for index, args in enumerate(items)]
+    batches = [requests[start : start + BATCH_SIZE] for start in range(0, len(requests), BATCH_SIZE)]
     results: List[Any] = []
-    for start in range(0, len(requests), BATCH_SIZE):
-        waiting = _bridge.send(requests[start : start + BATCH_SIZE])
-        first_error: Optional[ToolError] = None
-        for offset, pending in enumerate(waiting):
+    first_error: Optional[ToolError] = None
+    current = _bridge.send(batches[0]) if batches else []
+    for number in range(len(batches)):
+        start = number * BATCH_SIZE
+        following: Optional[List[_Pending]] = None
+        for offset, pending in enumerate(current):
+            # The next batch goes out while the last few calls of this one still run, so the gateway's
+            # concurrency never idles between batches; never once a failure is known.
+            if (
+                following is None
+                and number + 1 < len(batches)
+                and offset == max(0, len(current) - _LOOKAHEAD)
+                and (return_errors or first_error is None)
+            ):
+                following = _bridge.send(batches[number + 1])
             pending.done.wait()
             try:
                 value: Union[Any, ToolError] = _value(tool, _raw_result(tool, pending.reply, start + offset), start + offset)
@@ -256,7 +270,12 @@ def call_many(tool: str, args_list: Sequence[Dict[str, Any]], return_errors: boo
                 first_error = first_error or error
             results.append(value)
         if first_error is not None and not return_errors:
+            for pending in following or []:
+                pending.done.wait()
             raise first_error
+        if following is None and number + 1 < len(batches):
+            following = _bridge.send(batches[number + 1])
+        current = following or []
     return results
 
 

@@ -5,6 +5,7 @@ import { SandboxUidPool } from '../sandbox/sandbox-uid-pool.js';
 import type { NormalisedResult } from '../pipeline/normalise-result.js';
 import { runScript, type ScriptOutcome, type ScriptProgress } from './script-runner.js';
 import { writeScriptRuntime } from './script-runtime.js';
+import { createSerialDiskUsage } from './workspace-watchdog.js';
 
 export interface ScriptRunRequest {
   code: string;
@@ -22,6 +23,7 @@ export interface ScriptRunRequest {
  */
 export class ScriptEngine {
   private readonly uids = new SandboxUidPool();
+  private readonly measureWorkspace = createSerialDiskUsage();
   private prepared: Promise<{ runtimeDir: string; python: PythonRuntime }> | undefined;
 
   constructor(private readonly options: { dataDir: string; limits: ScriptSettings; environment: NodeJS.ProcessEnv }) {}
@@ -46,6 +48,7 @@ export class ScriptEngine {
       runtimeDir,
       python,
       uids: this.uids,
+      measureWorkspace: this.measureWorkspace,
       limits: this.options.limits,
       onProgress: request.onProgress,
       ...(request.signal === undefined ? {} : { signal: request.signal }),

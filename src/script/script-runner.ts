@@ -60,6 +60,8 @@ export interface RunScriptOptions {
   sandbox?: RunSandboxedOptions;
   /** Workspace size check period (default 1 s). */
   watchdogIntervalMs?: number;
+  /** How the workspace is measured; the engine shares one serial `du` queue between all its scripts. */
+  measureWorkspace?: (dir: string) => Promise<number>;
 }
 
 export interface ScriptOutcome {
@@ -172,7 +174,17 @@ export async function runScript(options: RunScriptOptions): Promise<ScriptOutcom
           tmpSizeMb: Math.min(limits.memoryMb, limits.maxWorkspaceMb),
         },
         // -I: no cwd or user site on sys.path, PYTHON* ignored; -u/-B/-X utf8 stand in for those variables.
-        command: [options.python.executable, '-I', '-B', '-u', '-X', 'utf8', `${SANDBOX_RUNTIME}/${BOOTSTRAP_FILE}`],
+        // -S: scripts use the standard library only, and skipping site (and the .pth files it runs) halves start-up.
+        command: [
+          options.python.executable,
+          '-I',
+          '-S',
+          '-B',
+          '-u',
+          '-X',
+          'utf8',
+          `${SANDBOX_RUNTIME}/${BOOTSTRAP_FILE}`,
+        ],
       },
       options.sandbox,
     );
@@ -214,6 +226,7 @@ export async function runScript(options: RunScriptOptions): Promise<ScriptOutcom
         dir: options.workspaceDir,
         maxBytes: limits.maxWorkspaceMb * MB,
         intervalMs: options.watchdogIntervalMs ?? 1000,
+        ...(options.measureWorkspace === undefined ? {} : { measure: options.measureWorkspace }),
         onExceeded: () => stop('failed', `workspace over ${limits.maxWorkspaceMb} MB`),
       }),
     );

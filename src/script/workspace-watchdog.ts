@@ -20,6 +20,29 @@ export function measureDiskUsage(dir: string): Promise<number> {
   });
 }
 
+/**
+ * One `du` at a time for every running script: fifty scripts starting together must not spawn fifty walks
+ * each second on the gateway's event loop. A directory already waiting in the queue shares that walk.
+ */
+export function createSerialDiskUsage(
+  measure: (dir: string) => Promise<number> = measureDiskUsage,
+): (dir: string) => Promise<number> {
+  const waiting = new Map<string, Promise<number>>();
+  let tail: Promise<unknown> = Promise.resolve();
+  return (dir) => {
+    const queued = waiting.get(dir);
+    if (queued !== undefined) return queued;
+    const run = tail.then(
+      () => measure(dir),
+      () => measure(dir),
+    );
+    const settled = run.finally(() => waiting.delete(dir));
+    waiting.set(dir, settled);
+    tail = settled.catch(() => undefined);
+    return settled;
+  };
+}
+
 export interface WorkspaceWatchdogOptions {
   dir: string;
   maxBytes: number;
