@@ -43,6 +43,8 @@ export interface RunSandboxedOptions {
   bwrapPaths?: readonly string[];
   /** Between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** Runs the start (pipes and spawn); the engine passes a serial queue so a burst of starts is spread out. */
+  startGate?: <T>(start: () => Promise<T>) => Promise<T>;
 }
 
 const GONE_DEADLINE_MS = 1500;
@@ -122,22 +124,25 @@ async function ensureUidGone(uid: number): Promise<number> {
 export async function runSandboxed(spec: SandboxSpec, options: RunSandboxedOptions = {}): Promise<SandboxedProcess> {
   const argv = buildBwrapArgv(spec);
   const bwrap = await findBwrap(options.bwrapPaths);
-  const pipes = await createPipes();
-  let child: ChildProcess;
-  try {
-    child = spawn(bwrap, argv, {
-      env: {},
-      stdio: ['ignore', 'pipe', 'pipe', pipes.sandboxWrite, pipes.sandboxRead],
-    });
-  } catch (error) {
-    closeSync(pipes.readFromSandbox);
-    closeSync(pipes.writeToSandbox);
-    throw new GatewayError('sandbox_unavailable', `could not start bubblewrap (${bwrap})`, { cause: error });
-  } finally {
-    // The child has its copies now (or none); ours would keep the pipes from ever reaching EOF.
-    closeSync(pipes.sandboxWrite);
-    closeSync(pipes.sandboxRead);
-  }
+  const start = async (): Promise<{ child: ChildProcess; pipes: PipePair }> => {
+    const pipes = await createPipes();
+    try {
+      const child = spawn(bwrap, argv, {
+        env: {},
+        stdio: ['ignore', 'pipe', 'pipe', pipes.sandboxWrite, pipes.sandboxRead],
+      });
+      return { child, pipes };
+    } catch (error) {
+      closeSync(pipes.readFromSandbox);
+      closeSync(pipes.writeToSandbox);
+      throw new GatewayError('sandbox_unavailable', `could not start bubblewrap (${bwrap})`, { cause: error });
+    } finally {
+      // The child has its copies now (or none); ours would keep the pipes from ever reaching EOF.
+      closeSync(pipes.sandboxWrite);
+      closeSync(pipes.sandboxRead);
+    }
+  };
+  const { child, pipes } = await (options.startGate === undefined ? start() : options.startGate(start));
   const fromSandbox = new Socket({ fd: pipes.readFromSandbox, readable: true, writable: false });
   const toSandbox = new Socket({ fd: pipes.writeToSandbox, readable: false, writable: true });
   // A sandbox that exits or closes its end makes these fail; the exit itself is what gets reported.

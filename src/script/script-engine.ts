@@ -2,6 +2,7 @@ import type { ScriptSettings } from '../config/config-schema.js';
 import type { PythonRuntime } from '../sandbox/bwrap-argv.js';
 import { resolvePythonRuntime } from '../sandbox/python-runtime.js';
 import { SandboxUidPool } from '../sandbox/sandbox-uid-pool.js';
+import { createSerialQueue } from '../sandbox/serial-queue.js';
 import type { NormalisedResult } from '../pipeline/normalise-result.js';
 import { runScript, type ScriptOutcome, type ScriptProgress } from './script-runner.js';
 import { writeScriptRuntime } from './script-runtime.js';
@@ -24,6 +25,7 @@ export interface ScriptRunRequest {
 export class ScriptEngine {
   private readonly uids = new SandboxUidPool();
   private readonly measureWorkspace = createSerialDiskUsage();
+  private readonly startGate = createSerialQueue(5);
   private prepared: Promise<{ runtimeDir: string; python: PythonRuntime }> | undefined;
 
   constructor(private readonly options: { dataDir: string; limits: ScriptSettings; environment: NodeJS.ProcessEnv }) {}
@@ -49,6 +51,7 @@ export class ScriptEngine {
       python,
       uids: this.uids,
       measureWorkspace: this.measureWorkspace,
+      sandbox: { startGate: this.startGate },
       limits: this.options.limits,
       onProgress: request.onProgress,
       ...(request.signal === undefined ? {} : { signal: request.signal }),

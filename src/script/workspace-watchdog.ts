@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createSerialQueue } from '../sandbox/serial-queue.js';
 
 /**
  * Disk usage of `dir` in bytes, by `du`: it never follows symlinks and walks with openat, so a
@@ -21,24 +22,20 @@ export function measureDiskUsage(dir: string): Promise<number> {
 }
 
 /**
- * One `du` at a time for every running script: fifty scripts starting together must not spawn fifty walks
- * each second on the gateway's event loop. A directory already waiting in the queue shares that walk.
+ * One `du` at a time for every running script, with a pause between walks: fifty scripts must not fork
+ * fifty walks each second on the gateway's event loop. A directory already waiting shares that walk.
  */
 export function createSerialDiskUsage(
   measure: (dir: string) => Promise<number> = measureDiskUsage,
+  gapMs = 20,
 ): (dir: string) => Promise<number> {
   const waiting = new Map<string, Promise<number>>();
-  let tail: Promise<unknown> = Promise.resolve();
+  const serial = createSerialQueue(gapMs);
   return (dir) => {
     const queued = waiting.get(dir);
     if (queued !== undefined) return queued;
-    const run = tail.then(
-      () => measure(dir),
-      () => measure(dir),
-    );
-    const settled = run.finally(() => waiting.delete(dir));
+    const settled = serial(() => measure(dir)).finally(() => waiting.delete(dir));
     waiting.set(dir, settled);
-    tail = settled.catch(() => undefined);
     return settled;
   };
 }
