@@ -307,6 +307,8 @@ print(len(rows), errors)
     const outcomes = await Promise.all(runs);
     const seen = outcomes.map(({ outcome }) => printed(outcome)[0]).sort();
     expect(seen).toEqual(['65000', '65001', '65002']);
+    // A uid goes back to the pool once the check that none of its processes is left has run, after the reply.
+    for (let waited = 0; waited < 100 && uids.inUse > 0; waited++) await sleep(20);
     expect(uids.inUse).toBe(0);
   });
 

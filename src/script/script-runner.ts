@@ -232,8 +232,10 @@ export async function runScript(options: RunScriptOptions): Promise<ScriptOutcom
     );
 
     const closed = await sandbox.closed;
-    // Also on a normal exit: makes sure nothing of the sandbox uid is left before the uid is reused.
-    await sandbox.kill();
+    // Also on a normal exit: makes sure nothing of the sandbox uid is left before the uid is reused. The
+    // PID namespace already ended with bwrap, so this check need not delay the reply: the uid waits for it.
+    const ending = sandbox.kill();
+    if (killed !== undefined) await ending;
     callsAbort.abort(new Error('the script has ended'));
     await Promise.race([bridge.settled(), delay(SETTLE_MS)]);
     for (const clear of timers) clear();
@@ -259,6 +261,10 @@ export async function runScript(options: RunScriptOptions): Promise<ScriptOutcom
     for (const clear of timers) clear();
     callsAbort.abort();
     await records.close();
-    options.uids.release(user);
+    // kill() is idempotent: this is the same check as above, or the end of a run that failed midway.
+    void (endSandbox?.() ?? Promise.resolve()).then(
+      () => options.uids.release(user),
+      () => options.uids.release(user),
+    );
   }
 }
