@@ -34,18 +34,17 @@ answered = [row for row in rows if not isinstance(row, ToolError)]
 failed = [d["sn"] for d, row in zip(devices, rows) if isinstance(row, ToolError)]
 for row in answered:
     by_site[row["site"]][row["status"]] += 1
-for site in sorted(by_site):
-    counts = by_site[site]
-    print(f"{site}: " + " ".join(f"{status}={counts[status]}" for status in ("online", "degraded", "offline")))
+print("online/degraded/offline by site:")
+print(", ".join(f"{site} " + "/".join(str(by_site[site][s]) for s in ("online", "degraded", "offline")) for site in sorted(by_site)))
 worst = sorted(answered, key=lambda row: (row["health"], row["sn"]))[:10]
-print("worst health: " + ", ".join(f"{row['sn']} {row['health']} ({row['site']}, {row['status']})" for row in worst))
-print(f"{len(devices)} devices, {len(failed)} did not answer: {', '.join(failed)}")
+print("10 worst health: " + ", ".join(f"{row['sn']} {row['health']}" for row in worst))
+print(f"{len(devices)} devices, {len(failed)} did not answer")
 `;
 
 function summaryLines(answer: TaskAnswer): string[] {
   return [...answer.bySite.keys()].sort().map((site) => {
     const counts = answer.bySite.get(site)!;
-    return `${site}: ${['online', 'degraded', 'offline'].map((status) => `${status}=${counts.get(status) ?? 0}`).join(' ')}`;
+    return `${site} ${['online', 'degraded', 'offline'].map((status) => String(counts.get(status) ?? 0)).join('/')}`;
   });
 }
 
