@@ -11,6 +11,7 @@ import {
 import { sized, type BenchOptions } from './options.js';
 import type { Section } from './report.js';
 import { formatNumber, formatRatio, summarize } from './stats.js';
+import { callManyScript } from './call-overhead.js';
 
 // Figure 4: call_many over a tool that takes 20 ms, against the ideal calls × 20 ms / concurrency; an SDK client
 // running 4 calls at a time straight at the service shows what the service itself allows.
@@ -20,17 +21,6 @@ const CONCURRENCY = 4;
 /** agent_tools.BATCH_SIZE. */
 const BATCH_SIZE = 50;
 const FLEET: FleetEnv = { latencyMs: LATENCY_MS, noErrors: true };
-
-function callManyScript(calls: number): string {
-  return `
-import time
-from agent_tools import call_many
-args = [{"sn": "FL-%06d" % (index % 500 + 1)} for index in range(${calls})]
-started = time.perf_counter()
-call_many("fleet__get_device_status", args)
-print(time.perf_counter() - started)
-`;
-}
 
 /** CONCURRENCY workers taking the next index until none is left: the same shape as the gateway's gate. */
 async function directConcurrent(client: Client, calls: number): Promise<number> {

@@ -33,7 +33,8 @@ print(time.perf_counter() - started)
 `;
 }
 
-function callManyScript(calls: number): string {
+/** A script timing `calls` get_device_status calls made with one call_many (shared with the latency bench). */
+export function callManyScript(calls: number): string {
   return `
 import time
 from agent_tools import call_many

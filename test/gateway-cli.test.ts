@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -6,34 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateFleet } from '../src/demo/fleet-data.js';
 import type { CallRecord } from '../src/store/store-records.js';
 import type { ToolsReport } from '../src/cli/tools-command.js';
-import { baseConfig, connectClient, fleetService, startTestGateway, tokens, type TestGateway } from './harness.js';
+import {
+  baseConfig,
+  connectClient,
+  fleetService,
+  startTestGateway,
+  tokens,
+  type TestGateway,
+  runCli,
+} from './harness.js';
 
 // The catalogue table and the audit through the built CLI, as a user runs them.
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['dist/src/main.js', ...args], {
-      env: { PATH: process.env.PATH ?? '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 describe('toolgate tools', () => {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-'));

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fleetService } from './harness.js';
+import { fleetService, runCli, type CliRun } from './harness.js';
 
 // Bad configuration files through the built CLI: a non-zero exit, the key path and the expectation on stderr,
 // and never a secret of the file in any output.
@@ -19,39 +18,13 @@ const dir = mkdtempSync(join(tmpdir(), 'toolgate-config-'));
 const fleet = { command: 'node', args: ['fleet.js'], env: { FLEET_API_KEY: secrets.env } };
 const api = { url: 'https://api.example.invalid/mcp', headers: { Authorization: `Bearer ${secrets.header}` } };
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built CLI as a child process and collects everything it printed. */
-function runCli(args: string[], environment: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['dist/src/main.js', ...args], {
-      env: { PATH: process.env.PATH ?? '', ...environment },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 function writeConfig(name: string, content: unknown): string {
   const path = join(dir, name);
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
   return path;
 }
 
-function expectNoSecret(run: Run): void {
+function expectNoSecret(run: CliRun): void {
   for (const secret of Object.values(secrets)) {
     expect(run.stdout).not.toContain(secret);
     expect(run.stderr).not.toContain(secret);
