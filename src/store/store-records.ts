@@ -1,21 +1,12 @@
 import { z } from 'zod';
+import { callStatuses } from './call-statuses.js';
 
 // The shapes the store hands out. Times are epoch milliseconds; JSON columns are parsed with these schemas on read.
 
 export const callKindSchema = z.enum(['call', 'script']);
 export type CallKind = z.infer<typeof callKindSchema>;
 
-export const callStatusSchema = z.enum([
-  'running',
-  'ok',
-  'error',
-  'denied',
-  'expired',
-  'cancelled',
-  'timeout',
-  'background',
-  'interrupted',
-]);
+export const callStatusSchema = z.enum(callStatuses);
 export type CallStatus = z.infer<typeof callStatusSchema>;
 
 export const approvalDecisionSchema = z.enum(['allow_once', 'allow_session', 'deny', 'expired']);

@@ -62,17 +62,7 @@ export interface FileText {
   eof: boolean;
 }
 
-export const callStatuses: CallStatus[] = [
-  'running',
-  'ok',
-  'error',
-  'denied',
-  'expired',
-  'cancelled',
-  'timeout',
-  'background',
-  'interrupted',
-];
+export { callStatuses } from '../../src/store/call-statuses.js';
 
 /** An HTTP answer other than 2xx, with the gateway's error message when it gave one. */
 export class ApiError extends Error {
