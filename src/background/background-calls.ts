@@ -9,12 +9,6 @@ import { createInitialDelivery, type BackgroundCall, type BackgroundStatus } fro
 import type { BackgroundRunner, BackgroundStart } from '../pipeline/ports.js';
 import type { WebhookSender } from './webhook-sender.js';
 
-/** What a finished background call delivers: the reply the client would have received. */
-export interface BackgroundResult {
-  text: string;
-  isError: boolean;
-}
-
 interface Running {
   controller: AbortController;
   sessionId: string;

@@ -31,8 +31,6 @@ export type GatewayEvent =
   | { type: 'background.started'; backgroundId: string; sessionId: string; tool: string }
   | { type: 'background.finished'; backgroundId: string; sessionId: string; status: string };
 
-export type GatewayEventType = GatewayEvent['type'];
-
 export interface EventBus {
   publish(event: GatewayEvent): void;
   subscribe(listener: (event: GatewayEvent) => void): () => void;

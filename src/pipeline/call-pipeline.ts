@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { CatalogueEntry } from '../catalogue/catalogue.js';
+import { splitToolName } from '../catalogue/tool-names.js';
 import type { Profile, Settings } from '../config/config-schema.js';
 import { GatewayError, describeForClient, isGatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -83,7 +84,7 @@ export class CallPipeline {
   resolve(caller: CallerContext, name: string): CatalogueEntry {
     const entry = this.deps.tools.catalogue().entries.get(name);
     if (entry === undefined || !caller.profile.services.includes(entry.service)) {
-      const service = name.split('__')[0] ?? '';
+      const service = splitToolName(name)?.service ?? '';
       const down =
         caller.profile.services.includes(service) && this.deps.tools.serviceStates()[service]?.state !== 'up';
       throw down
